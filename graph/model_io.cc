@@ -1,0 +1,174 @@
+// Model I/O (graph/model_io.h): parsing with lifted size limits, external data, atomic save.
+#include "graph/model_io.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace nuphar {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Calls fn on every TensorProto of the graph: initializers, Constant attributes and subgraphs.
+void ForEachTensor(onnx::GraphProto* graph, const std::function<void(onnx::TensorProto*)>& fn) {
+  for (auto& t : *graph->mutable_initializer()) fn(&t);
+  for (auto& node : *graph->mutable_node()) {
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_t()) fn(attr.mutable_t());
+      for (auto& t : *attr.mutable_tensors()) fn(&t);
+      if (attr.has_g()) ForEachTensor(attr.mutable_g(), fn);
+      for (auto& g : *attr.mutable_graphs()) ForEachTensor(&g, fn);
+    }
+  }
+}
+
+Status InlineExternalData(onnx::TensorProto* t, const fs::path& base_dir, const std::string& model_path) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t->external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty())
+    return Diag::File(model_path, "tensor '" + t->name() + "' is external but has no location");
+  fs::path side = base_dir / location;
+  std::ifstream in(side, std::ios::binary);
+  if (!in) return Diag::File(side.string(), "external data file of tensor '" + t->name() + "' cannot be opened");
+  in.seekg(0, std::ios::end);
+  const int64_t file_size = in.tellg();
+  if (length < 0) length = file_size - offset;
+  if (offset < 0 || offset + length > file_size)
+    return Diag::File(side.string(), "external data of tensor '" + t->name() + "' lies outside the file (offset " +
+                                         std::to_string(offset) + ", length " + std::to_string(length) + ", size " +
+                                         std::to_string(file_size) + ")");
+  std::string bytes(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  if (!in) return Diag::File(side.string(), "short read of external data for tensor '" + t->name() + "'");
+  t->set_raw_data(std::move(bytes));
+  t->clear_external_data();
+  t->set_data_location(onnx::TensorProto::DEFAULT);
+  return Status::OK();
+}
+
+Status ParseModel(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {
+  if (size == 0) return Diag::File(origin, "file is empty, not an ONNX model");
+  google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(std::min<size_t>(size, INT_MAX)));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (size > static_cast<size_t>(INT_MAX))
+    return Diag::File(origin, "file is larger than 2 GB; store the weights as external data");
+  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+  if (!model->has_graph())
+    return Diag::File(origin, "not an ONNX model: the ModelProto has no graph");
+  if (model->ir_version() <= 0) return Diag::File(origin, "not an ONNX model: ir_version is missing");
+  return Status::OK();
+}
+
+}  // namespace
+
+Expected<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Diag::File(path, "file does not exist");
+  if (fs::is_directory(path, ec)) return Diag::File(path, "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Diag::File(path, "cannot be opened for reading");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Diag::File(path, "read error");
+  return ss.str();
+}
+
+Status LoadModelFromBytes(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {
+  return ParseModel(data, size, model, origin);
+}
+
+Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOptions& options) {
+  auto bytes = ReadFile(path);
+  if (!bytes) return bytes.status();
+  NUPHAR_RETURN_IF_ERROR(ParseModel(bytes->data(), bytes->size(), model, path));
+  if (!options.load_external_data) return Status::OK();
+  const fs::path base_dir = fs::path(path).parent_path();
+  Status status;
+  ForEachTensor(model->mutable_graph(), [&](onnx::TensorProto* t) {
+    if (status.ok() && t->data_location() == onnx::TensorProto::EXTERNAL)
+      status = InlineExternalData(t, base_dir, path);
+  });
+  return status;
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path() && !fs::exists(target.parent_path(), ec))
+    return Diag::File(path, "output directory does not exist");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Diag::File(path, "cannot be opened for writing");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      return Diag::File(path, "write failed (disk full?)");
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Diag::File(path, "cannot rename the temporary file into place: " + ec.message());
+  }
+  return Status::OK();
+}
+
+Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, const SaveOptions& options) {
+  constexpr size_t kProtobufLimit = (size_t{1} << 31) - 1;
+  const bool external = options.save_as_external_data || model_in.ByteSizeLong() > kProtobufLimit;
+  if (!external) {
+    std::string bytes;
+    if (!model_in.SerializeToString(&bytes)) return Diag::File(path, "model serialization failed");
+    return WriteFileAtomic(path, bytes);
+  }
+  // Move large tensors to one side file, then write the (now small) model.
+  onnx::ModelProto model = model_in;
+  const std::string side_name =
+      options.external_file_name.empty() ? fs::path(path).filename().string() + ".data" : options.external_file_name;
+  const fs::path side_path = fs::path(path).parent_path() / side_name;
+  std::string side;
+  ForEachTensor(model.mutable_graph(), [&](onnx::TensorProto* t) {
+    if (!t->has_raw_data() || static_cast<int64_t>(t->raw_data().size()) < options.external_threshold_bytes) return;
+    while (side.size() % 4096 != 0) side.push_back('\0');  // page-align each tensor, as onnx does
+    const size_t offset = side.size();
+    side += t->raw_data();
+    t->clear_raw_data();
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [t](const char* k, const std::string& v) {
+      auto* e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", side_name);
+    add("offset", std::to_string(offset));
+    add("length", std::to_string(side.size() - offset));
+  });
+  if (model.ByteSizeLong() > kProtobufLimit)
+    return Diag::File(path, "model is larger than 2 GB even with its initializers in external data");
+  NUPHAR_RETURN_IF_ERROR(WriteFileAtomic(side_path.string(), side));
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) return Diag::File(path, "model serialization failed");
+  return WriteFileAtomic(path, bytes);
+}
+
+}  // namespace nuphar

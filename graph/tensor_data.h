@@ -1,0 +1,71 @@
+// TensorProto payloads <-> typed arrays, for every numeric ONNX type.
+//
+// A TensorProto keeps its elements either in raw_data (little-endian, C order) or in one of the
+// typed repeated fields (int32_data also carries int8/int16/uint8/uint16/bool/float16 values).
+// These helpers hide that choice: readers accept both, writers always emit raw_data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace nuphar {
+
+/// ONNX TensorProto::DataType values, spelled out so headers need not include protobuf.
+enum class DType : int32_t {
+  kUndefined = 0, kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
+  kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+  kComplex64 = 14, kComplex128 = 15, kBfloat16 = 16,
+};
+
+/// Bytes per element; 0 for types without a fixed-size numeric payload (string, undefined).
+size_t DTypeSize(DType t);
+/// "float", "uint8", ... as in ONNX's type strings ("tensor(float)" without the wrapper).
+const char* DTypeName(DType t);
+bool IsNumeric(DType t);
+
+template <class T> struct DTypeOf;
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kDouble; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kInt16; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUint8; };
+template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kUint16; };
+template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUint32; };
+template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUint64; };
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+
+int64_t NumElements(const std::vector<int64_t>& dims);
+
+/// The elements as little-endian bytes (DTypeSize(dtype) * NumElements bytes).
+/// Fails for string tensors, external data that was not loaded, and payloads whose size does
+/// not match the dims.
+Expected<std::string> TensorBytes(const onnx::TensorProto& t);
+
+/// Elements of a tensor whose data_type is exactly DTypeOf<T>.
+template <class T>
+Expected<std::vector<T>> ReadTensor(const onnx::TensorProto& t);
+/// Elements of any integer or bool tensor, widened to int64 (shape-like inputs).
+Expected<std::vector<int64_t>> ReadTensorAsInt64(const onnx::TensorProto& t);
+/// Elements of any numeric tensor converted to double.
+Expected<std::vector<double>> ReadTensorAsDouble(const onnx::TensorProto& t);
+
+/// A tensor with raw_data holding `bytes` (must be DTypeSize(dtype) * NumElements(dims)).
+onnx::TensorProto MakeTensor(const std::string& name, DType dtype, const std::vector<int64_t>& dims,
+                             const void* data, size_t bytes);
+template <class T>
+onnx::TensorProto MakeTensor(const std::string& name, const std::vector<int64_t>& dims, const std::vector<T>& values);
+
+float HalfToFloat(uint16_t h);
+uint16_t FloatToHalf(float f);  ///< round to nearest even, as numpy does
+float Bfloat16ToFloat(uint16_t b);
+
+}  // namespace nuphar
