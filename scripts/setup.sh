@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev libeigen3-dev llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
   python3-onnx python3-numpy
+  nlohmann-json3-dev
 )
 
 missing=()
