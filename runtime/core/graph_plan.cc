@@ -1,0 +1,267 @@
+// Graph compilation (topological order, name resolution, load-time folding) and frame
+// execution (runtime/core/graph_plan.h).
+#include "runtime/core/graph_plan.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <unordered_set>
+
+#include "runtime/core/tensor_proto.h"
+
+namespace nuphar {
+
+int ModelContext::OpsetFor(const std::string& domain) const {
+  auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
+  return it == opsets.end() ? -1 : it->second;
+}
+
+int PlanScope::Resolve(const std::string& name) {
+  if (auto it = refs.find(name); it != refs.end()) return it->second;
+  if (auto it = outer_by_name.find(name); it != outer_by_name.end()) return it->second;
+  if (!parent) return -1;
+  const int parent_ref = parent->Resolve(name);
+  if (parent_ref == -1) return -1;
+  const int ref = -2 - static_cast<int>(plan->outer_refs_.size());
+  plan->outer_refs_.push_back(parent_ref);
+  outer_by_name.emplace(name, ref);
+  return ref;
+}
+
+const Tensor* PlanScope::ConstantFor(int ref) const {
+  if (ref >= plan->num_locals_) return &plan->constants_[static_cast<size_t>(ref - plan->num_locals_)];
+  if (ref <= -2 && parent) return parent->ConstantFor(plan->outer_refs_[static_cast<size_t>(-ref - 2)]);
+  return nullptr;
+}
+
+namespace {
+
+// Names a subgraph reads from enclosing scopes (its implicit inputs), recursively.
+void CollectFreeNames(const onnx::GraphProto& g, std::unordered_set<std::string>& bound,
+                      std::unordered_set<std::string>& free) {
+  std::unordered_set<std::string> local = bound;
+  for (const auto& i : g.input()) local.insert(i.name());
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) local.insert(o);
+  for (const auto& n : g.node()) {
+    for (const auto& i : n.input())
+      if (!i.empty() && !local.count(i)) free.insert(i);
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectFreeNames(a.g(), local, free);
+      for (const auto& sg : a.graphs()) CollectFreeNames(sg, local, free);
+    }
+  }
+  for (const auto& o : g.output())
+    if (!local.count(o.name())) free.insert(o.name());
+}
+
+std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node) {
+  std::unordered_set<std::string> bound, free;
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) CollectFreeNames(a.g(), bound, free);
+    for (const auto& sg : a.graphs()) CollectFreeNames(sg, bound, free);
+  }
+  return {free.begin(), free.end()};
+}
+
+bool HasSubgraph(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return true;
+  return false;
+}
+
+bool IsNondeterministic(const onnx::NodeProto& node) {
+  const std::string& op = node.op_type();
+  return op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
+}
+
+// Kahn's algorithm over the producers inside this graph. Returns node indices in execution
+// order, or a Diag naming a node that is part of a cycle.
+Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
+  const int n = g.node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& o : g.node(i).output())
+      if (!o.empty()) producer[o] = i;
+  std::vector<std::vector<int>> users(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> deps(g.node(i).input().begin(), g.node(i).input().end());
+    if (HasSubgraph(g.node(i))) {
+      auto implicit = ImplicitInputs(g.node(i));
+      deps.insert(deps.end(), implicit.begin(), implicit.end());
+    }
+    std::unordered_set<int> seen;
+    for (const auto& d : deps) {
+      auto it = producer.find(d);
+      if (d.empty() || it == producer.end() || !seen.insert(it->second).second) continue;
+      users[it->second].push_back(i);
+      ++pending[i];
+    }
+  }
+  std::vector<int> order, ready;
+  for (int i = n - 1; i >= 0; --i)
+    if (pending[i] == 0) ready.push_back(i);
+  while (!ready.empty()) {  // keep the file order where it is already valid
+    int i = ready.back();
+    ready.pop_back();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push_back(u);
+    std::sort(ready.begin(), ready.end(), std::greater<int>());
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0) return Diag::Node(g.node(i), "the graph has a cycle through this node");
+  }
+  return order;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph, const ModelContext& model,
+                                                        PlanScope* parent) {
+  auto plan = std::make_shared<GraphPlan>();
+  plan->name_ = graph.name();
+  PlanScope scope;
+  scope.plan = plan.get();
+  scope.parent = parent;
+  scope.model = &model;
+  auto fail = [&](Diag d) {
+    Status s(std::move(d));
+    s.WithGraph(graph.name()).WithFile(model.file);
+    return s;
+  };
+  if (graph.sparse_initializer_size() > 0) return fail(Diag::Msg("sparse initializers are not supported"));
+
+  // Locals: graph inputs, then every node output.
+  int next_local = 0;
+  auto define_local = [&](const std::string& name) -> Status {
+    if (!scope.refs.emplace(name, next_local).second)
+      return Diag::Msg("value '" + name + "' is defined more than once");
+    ++next_local;
+    return Status::OK();
+  };
+  for (const auto& in : graph.input()) {
+    NUPHAR_RETURN_IF_ERROR(define_local(in.name()).WithGraph(graph.name()));
+    plan->input_names_.push_back(in.name());
+    plan->input_slots_.push_back(next_local - 1);
+  }
+  for (const auto& node : graph.node())
+    for (const auto& o : node.output())
+      if (!o.empty()) {
+        Status s = define_local(o);
+        if (!s.ok()) return fail(Diag::Node(node, s.diag().reason));
+      }
+  plan->num_locals_ = next_local;
+
+  // Constants: initializers (those shadowed by a graph input become that input's default).
+  std::unordered_set<std::string> input_set(plan->input_names_.begin(), plan->input_names_.end());
+  for (const auto& t : graph.initializer()) {
+    auto tensor = TensorFromProto(t);
+    if (!tensor) return fail(Diag::Msg("initializer '" + t.name() + "': " + tensor.diag().reason));
+    const int ref = plan->num_locals_ + static_cast<int>(plan->constants_.size());
+    plan->constants_.push_back(std::move(*tensor));
+    if (input_set.count(t.name())) continue;
+    if (!scope.refs.emplace(t.name(), ref).second)
+      return fail(Diag::Msg("initializer '" + t.name() + "' has the same name as a node output"));
+  }
+  for (const auto& in : graph.input()) {
+    int def = -1;
+    for (int c = 0; c < graph.initializer_size(); ++c)
+      if (graph.initializer(c).name() == in.name()) def = plan->num_locals_ + c;
+    plan->input_defaults_.push_back(def);
+  }
+
+  auto order = TopologicalOrder(graph);
+  if (!order) return fail(order.diag());
+  const KernelRegistry& registry = KernelRegistry::Get();
+  for (int idx : *order) {
+    const onnx::NodeProto& node = graph.node(idx);
+    PlanNode pn;
+    pn.name = node.name();
+    pn.op_type = node.op_type();
+    std::vector<const Tensor*> const_inputs;
+    std::vector<DType> types;
+    bool all_const = true;
+    for (const auto& in : node.input()) {
+      int ref = in.empty() ? -1 : scope.Resolve(in);
+      if (!in.empty() && ref == -1)
+        return fail(Diag::Node(node, "input '" + in + "' is not produced by any node, initializer or graph input"));
+      pn.inputs.push_back(ref);
+      const Tensor* c = in.empty() ? nullptr : scope.ConstantFor(ref);
+      const_inputs.push_back(c);
+      if (!in.empty() && !c) all_const = false;
+      DType t = DType::kUndefined;
+      if (c) t = c->dtype();
+      else if (auto it = model.value_types.find(in); it != model.value_types.end()) t = it->second;
+      types.push_back(t);
+    }
+    for (const auto& o : node.output()) pn.outputs.push_back(o.empty() ? -1 : scope.refs.at(o));
+
+    const int opset = model.OpsetFor(node.domain());
+    if (opset < 0) return fail(Diag::Node(node, "the model imports no opset for domain '" + node.domain() + "'"));
+    KernelFactory factory = registry.Find(node.domain(), node.op_type());
+    if (!factory)
+      return fail(Diag::Node(node, "unsupported op '" + node.op_type() + "'" +
+                                       (node.domain().empty() ? std::string() : " in domain '" + node.domain() + "'") +
+                                       " (opset " + std::to_string(opset) + "): no kernel"));
+    NodeInfo info(node, opset, &scope, const_inputs, types);
+    auto kernel = factory(info);
+    if (!kernel) {
+      Status s = kernel.status();
+      return s.WithNode(node).WithGraph(graph.name()).WithFile(model.file);
+    }
+    pn.kernel = std::move(*kernel);
+
+    // Load-time folding: run nodes whose inputs are all constants once, now.
+    if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
+      Frame fold(*plan, nullptr);
+      KernelContext ctx(fold, pn.inputs, pn.outputs);
+      if (pn.kernel->Compute(ctx).ok()) {
+        for (size_t o = 0; o < pn.outputs.size(); ++o) {
+          if (pn.outputs[o] < 0) continue;
+          const int ref = plan->num_locals_ + static_cast<int>(plan->constants_.size());
+          plan->constants_.push_back(fold.Local(pn.outputs[o]));
+          scope.refs[node.output(static_cast<int>(o))] = ref;
+        }
+        continue;
+      }
+    }
+    plan->nodes_.push_back(std::move(pn));
+  }
+
+  for (const auto& out : graph.output()) {
+    const int ref = scope.Resolve(out.name());
+    if (ref == -1) return fail(Diag::Msg("graph output '" + out.name() + "' is not produced by any node or input"));
+    plan->output_names_.push_back(out.name());
+    plan->output_refs_.push_back(ref);
+  }
+  return plan;
+}
+
+Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan) {
+  locals_.resize(static_cast<size_t>(plan.num_locals_));
+  ptrs_.reserve(locals_.size() + plan.constants_.size());
+  for (auto& t : locals_) ptrs_.push_back(&t);
+  for (const auto& c : plan.constants_) ptrs_.push_back(&c);
+  outer_.reserve(plan.outer_refs_.size());
+  for (int r : plan.outer_refs_) outer_.push_back(parent ? parent->Get(r) : nullptr);
+}
+
+Status Frame::Execute() {
+  for (const PlanNode& node : plan_.nodes()) {
+    KernelContext ctx(*this, node.inputs, node.outputs);
+    Status s = node.kernel->Compute(ctx);
+    if (!s.ok()) {
+      if (s.diag().node.empty() && s.diag().op.empty()) {
+        s.diag().node = node.name;
+        s.diag().op = node.op_type;
+      }
+      return s.WithGraph(plan_.name());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace nuphar

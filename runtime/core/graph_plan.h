@@ -1,0 +1,125 @@
+// Compiled form of one ONNX graph (the main graph or a Scan/Loop/If body) and the frame that
+// executes it.
+//
+// Values are addressed by an integer "ref":
+//   [0, num_locals)        values produced in this graph or fed as its inputs
+//   [num_locals, ...)      constants: initializers and nodes folded at load time
+//   -1                     an absent optional input
+//   <= -2                  outer ref k = -ref - 2: a name defined in an enclosing graph
+// A Frame resolves every ref to a tensor pointer once, when it is created, so a node's inputs
+// are one indexed load each; executing a frame again reuses every output buffer.
+//
+// Load-time folding: a node whose inputs are all constants (Constant, Shape of a constant,
+// Transpose/Unsqueeze/Cast chains that exporters emit for weights) runs once during Compile
+// and its outputs become constants, so kernels see their weights through
+// NodeInfo::constant_input and can pre-pack them.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "graph/error.h"
+#include "runtime/core/tensor.h"
+#include "runtime/kernels/kernel.h"
+
+namespace onnx {
+class GraphProto;
+class ModelProto;
+}  // namespace onnx
+
+namespace nuphar {
+
+/// Facts about the whole model that every graph compile needs.
+struct ModelContext {
+  std::unordered_map<std::string, int> opsets;          ///< domain ("" for ONNX) -> version
+  std::unordered_map<std::string, DType> value_types;   ///< declared or inferred element types
+  std::string file;                                     ///< for error messages
+  int OpsetFor(const std::string& domain) const;
+};
+
+struct PlanNode {
+  std::string name;
+  std::string op_type;
+  std::vector<int> inputs;   ///< refs; -1 for an absent optional input
+  std::vector<int> outputs;  ///< local slots; -1 for an absent output
+  std::unique_ptr<OpKernel> kernel;
+};
+
+class GraphPlan {
+ public:
+  /// Compiles `graph`. `parent` is the enclosing scope for subgraphs, null for the main graph.
+  static Expected<std::shared_ptr<GraphPlan>> Compile(const onnx::GraphProto& graph, const ModelContext& model,
+                                                      PlanScope* parent);
+
+  const std::string& name() const { return name_; }
+  int num_locals() const { return num_locals_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  /// Local slot of graph input i.
+  int input_slot(size_t i) const { return input_slots_[i]; }
+  /// Constant ref that supplies graph input i when it is not fed (initializer default), or -1.
+  int input_default(size_t i) const { return input_defaults_[i]; }
+  /// Ref of graph output i.
+  int output_ref(size_t i) const { return output_refs_[i]; }
+  const std::vector<PlanNode>& nodes() const { return nodes_; }
+
+ private:
+  friend class Frame;
+  friend struct PlanScope;
+  std::string name_;
+  int num_locals_ = 0;
+  std::deque<Tensor> constants_;  ///< deque: references stay valid while folding appends
+  std::vector<int> outer_refs_;  ///< ref in the parent plan, per outer ref
+  std::vector<std::string> input_names_, output_names_;
+  std::vector<int> input_slots_, input_defaults_, output_refs_;
+  std::vector<PlanNode> nodes_;
+};
+
+/// Name resolution while a plan is being compiled (lives only during GraphPlan::Compile).
+struct PlanScope {
+  GraphPlan* plan = nullptr;
+  PlanScope* parent = nullptr;
+  const ModelContext* model = nullptr;
+  std::unordered_map<std::string, int> refs;  ///< locals and constants by name
+  std::unordered_map<std::string, int> outer_by_name;
+
+  /// The ref for `name` in this scope, adding an outer ref when an enclosing graph defines it;
+  /// -1 when nothing defines it.
+  int Resolve(const std::string& name);
+  const Tensor* ConstantFor(int ref) const;
+};
+
+/// One execution of a plan. Not thread-safe: one per concurrent Run (or per control-flow
+/// kernel invocation for subgraphs).
+class Frame {
+ public:
+  Frame(const GraphPlan& plan, const Frame* parent);
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+
+  const GraphPlan& plan() const { return plan_; }
+  const Tensor* Get(int ref) const {
+    if (ref >= 0) return ptrs_[static_cast<size_t>(ref)];
+    return ref == -1 ? nullptr : outer_[static_cast<size_t>(-ref - 2)];
+  }
+  Tensor& Local(int slot) { return locals_[static_cast<size_t>(slot)]; }
+  /// Binds graph input i (a shallow copy; the plan never writes into inputs).
+  void SetInput(size_t i, const Tensor& value) { locals_[static_cast<size_t>(plan_.input_slot(i))] = value; }
+  /// Where outputs nobody names are written.
+  Tensor& scratch() { return scratch_; }
+
+  /// Runs every node in order. Errors name the node and graph.
+  Status Execute();
+
+ private:
+  const GraphPlan& plan_;
+  std::vector<Tensor> locals_;
+  std::vector<const Tensor*> ptrs_;   ///< locals then constants
+  std::vector<const Tensor*> outer_;  ///< outer refs, resolved through the parent frame
+  Tensor scratch_;
+};
+
+}  // namespace nuphar

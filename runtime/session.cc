@@ -1,0 +1,215 @@
+// Session: model loading, input validation and the Run loop (runtime/session.h).
+#include "runtime/session.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "graph/model_io.h"
+#include "runtime/core/graph_plan.h"
+
+namespace nuphar {
+namespace {
+
+ValueDesc DescribeValue(const onnx::ValueInfoProto& vi) {
+  ValueDesc d;
+  d.name = vi.name();
+  if (vi.type().has_tensor_type()) {
+    const auto& tt = vi.type().tensor_type();
+    d.dtype = static_cast<DType>(tt.elem_type());
+    if (tt.has_shape()) {
+      d.has_shape = true;
+      for (const auto& dim : tt.shape().dim()) {
+        d.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+        d.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+      }
+    }
+  }
+  return d;
+}
+
+void CollectTypes(const onnx::GraphProto& g, std::unordered_map<std::string, DType>& types) {
+  auto add = [&](const onnx::ValueInfoProto& vi) {
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0)
+      types[vi.name()] = static_cast<DType>(vi.type().tensor_type().elem_type());
+  };
+  for (const auto& vi : g.input()) add(vi);
+  for (const auto& vi : g.output()) add(vi);
+  for (const auto& vi : g.value_info()) add(vi);
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectTypes(a.g(), types);
+      for (const auto& sg : a.graphs()) CollectTypes(sg, types);
+    }
+}
+
+// Rejects element types the runtime has no kernels for, before any node is compiled.
+Status CheckValueTypes(const std::unordered_map<std::string, DType>& types) {
+  for (const auto& [name, t] : types)
+    if (!IsNumeric(t))
+      return Diag::Msg("value '" + name + "' has type " + DTypeName(t) + ", which the runtime does not support");
+  return Status::OK();
+}
+
+}  // namespace
+
+Session::~Session() = default;
+
+Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
+  onnx::ModelProto model;
+  NUPHAR_RETURN_IF_ERROR(LoadModel(model_path, &model));
+  return CreateFromModel(model, options, model_path);
+}
+
+Expected<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, size_t size,
+                                                            const SessionOptions& options) {
+  onnx::ModelProto model;
+  NUPHAR_RETURN_IF_ERROR(LoadModelFromBytes(data, size, &model));
+  return CreateFromModel(model, options, "<memory>");
+}
+
+Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelProto& model,
+                                                            const SessionOptions& options,
+                                                            const std::string& origin) {
+  std::unique_ptr<Session> s(new Session());
+  s->options_ = options;
+  if (options.num_threads < 1) return Diag::Msg("num_threads must be at least 1");
+  Status st = s->Init(model, origin);
+  if (!st.ok()) return st.WithFile(origin);
+  return s;
+}
+
+Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin) {
+  origin_ = origin;
+  model_ = std::make_unique<ModelContext>();
+  model_->file = origin;
+  for (const auto& op : model_in.opset_import())
+    model_->opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
+  if (!model_->opsets.count("")) {
+    if (model_in.ir_version() < 3) model_->opsets[""] = 1;  // IR < 3 models predate opset_import
+    else return Diag::Msg("the model imports no ONNX opset");
+  }
+
+  // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
+  // unsupported types at load time. Failure here is not fatal: types then come from run time.
+  onnx::ModelProto inferred = model_in;
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception&) {
+    inferred = model_in;
+  }
+  CollectTypes(inferred.graph(), model_->value_types);
+  NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
+
+  auto plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
+  if (!plan) return plan.status();
+  plan_ = std::move(*plan);
+
+  std::unordered_map<std::string, bool> has_initializer;
+  for (const auto& t : model_in.graph().initializer()) has_initializer[t.name()] = true;
+  for (const auto& vi : model_in.graph().input()) {
+    inputs_.push_back(DescribeValue(vi));
+    input_required_.push_back(!has_initializer.count(vi.name()));
+  }
+  for (const auto& vi : model_in.graph().output()) outputs_.push_back(DescribeValue(vi));
+  return Status::OK();
+}
+
+Status Session::CheckInputs(const NamedTensors& inputs) const {
+  std::map<std::string, int64_t> symbols;  // dim_param -> value, first writer wins
+  for (const auto& [name, tensor] : inputs) {
+    const ValueDesc* desc = nullptr;
+    for (const auto& d : inputs_)
+      if (d.name == name) desc = &d;
+    if (!desc) return Diag::Msg("'" + name + "' is not an input of the model");
+    if (!tensor.defined()) return Diag::Msg("input '" + name + "' has no value");
+    if (desc->dtype != DType::kUndefined && desc->dtype != tensor.dtype())
+      return Diag::Msg("input '" + name + "' has type " + DTypeName(tensor.dtype()) + ", the model expects " +
+                       DTypeName(desc->dtype));
+    if (!desc->has_shape) continue;
+    if (desc->dims.size() != tensor.shape().size())
+      return Diag::Msg("input '" + name + "' has rank " + std::to_string(tensor.rank()) + " (shape " +
+                       ShapeToString(tensor.shape()) + "), the model expects rank " + std::to_string(desc->dims.size()));
+    for (size_t i = 0; i < desc->dims.size(); ++i) {
+      const int64_t got = tensor.shape()[i];
+      if (desc->dims[i] >= 0 && desc->dims[i] != got)
+        return Diag::Msg("input '" + name + "' has shape " + ShapeToString(tensor.shape()) + ", dim " +
+                         std::to_string(i) + " must be " + std::to_string(desc->dims[i]));
+      const std::string& sym = desc->dim_params[i];
+      if (desc->dims[i] < 0 && !sym.empty()) {
+        auto [it, inserted] = symbols.emplace(sym, got);
+        if (!inserted && it->second != got)
+          return Diag::Msg("input '" + name + "' dim " + std::to_string(i) + " ('" + sym + "') is " +
+                           std::to_string(got) + " but another input set '" + sym + "' to " +
+                           std::to_string(it->second));
+      }
+    }
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!input_required_[i]) continue;
+    bool fed = false;
+    for (const auto& kv : inputs) fed |= kv.first == inputs_[i].name;
+    if (!fed) return Diag::Msg("missing input '" + inputs_[i].name + "'");
+  }
+  return Status::OK();
+}
+
+std::unique_ptr<Frame> Session::AcquireFrame() const {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!frame_pool_.empty()) {
+      auto f = std::move(frame_pool_.back());
+      frame_pool_.pop_back();
+      return f;
+    }
+  }
+  return std::make_unique<Frame>(*plan_, nullptr);
+}
+
+void Session::ReleaseFrame(std::unique_ptr<Frame> frame) const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  frame_pool_.push_back(std::move(frame));
+}
+
+Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
+                                           const std::vector<std::string>& output_names) const {
+  NUPHAR_RETURN_IF_ERROR(CheckInputs(inputs).WithFile(origin_));
+  std::vector<int> refs;
+  if (output_names.empty()) {
+    for (size_t i = 0; i < plan_->output_names().size(); ++i) refs.push_back(plan_->output_ref(i));
+  } else {
+    for (const auto& n : output_names) {
+      int ref = -1;
+      for (size_t i = 0; i < plan_->output_names().size(); ++i)
+        if (plan_->output_names()[i] == n) ref = plan_->output_ref(i);
+      if (ref == -1) return Diag::File(origin_, "'" + n + "' is not an output of the model");
+      refs.push_back(ref);
+    }
+  }
+
+  std::unique_ptr<Frame> frame = AcquireFrame();
+  for (size_t i = 0; i < plan_->input_names().size(); ++i) {
+    const Tensor* value = nullptr;
+    for (const auto& [name, t] : inputs)
+      if (name == plan_->input_names()[i]) value = &t;
+    if (!value && plan_->input_default(i) >= 0) value = frame->Get(plan_->input_default(i));
+    frame->SetInput(i, value ? *value : Tensor());
+  }
+  Status status = frame->Execute();
+  std::vector<Tensor> outputs;
+  if (status.ok()) {
+    for (int ref : refs) {
+      const Tensor* t = frame->Get(ref);
+      outputs.push_back(t ? *t : Tensor());
+    }
+  }
+  // Drop the bindings to the caller's inputs so the pooled frame does not keep them alive.
+  for (size_t i = 0; i < plan_->input_names().size(); ++i) frame->SetInput(i, Tensor());
+  ReleaseFrame(std::move(frame));
+  if (!status.ok()) return status.WithFile(origin_);
+  return outputs;
+}
+
+}  // namespace nuphar

@@ -1,0 +1,83 @@
+// The runtime's public API: load a model, then Run it with named inputs (STYLE R5).
+//
+//   auto session = nuphar::Session::Create("model.onnx", options);   // Expected<unique_ptr<Session>>
+//   auto outputs = (*session)->Run({{"input", tensor}});              // Expected<vector<Tensor>>
+//
+// Everything that can be checked without data is checked by Create: unknown ops, unsupported
+// types and attributes, cycles, dangling names. Run checks the inputs against the graph's
+// declared types and shapes (symbolic dims must agree across inputs) and computes shapes as it
+// goes. Run is thread-safe: concurrent calls on one session each use their own frame.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/error.h"
+#include "runtime/core/tensor.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace nuphar {
+
+class GraphPlan;
+class Frame;
+struct ModelContext;
+
+struct SessionOptions {
+  /// Nuphar-style settings string "key:value, key:value" (README, "Runtime settings").
+  std::string settings;
+  /// Worker count including the calling thread (R6). 1 = everything on the calling thread.
+  int num_threads = 1;
+};
+
+/// A graph input or output as declared in the model.
+struct ValueDesc {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;            ///< -1 where the dim is symbolic or unknown
+  std::vector<std::string> dim_params;  ///< symbol name where dims[i] == -1 ("" if unknown)
+};
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Session {
+ public:
+  static Expected<std::unique_ptr<Session>> Create(const std::string& model_path, const SessionOptions& options = {});
+  static Expected<std::unique_ptr<Session>> CreateFromBytes(const void* data, size_t size,
+                                                            const SessionOptions& options = {});
+  static Expected<std::unique_ptr<Session>> CreateFromModel(const onnx::ModelProto& model,
+                                                            const SessionOptions& options = {},
+                                                            const std::string& origin = "<model>");
+  ~Session();
+
+  /// Graph inputs the caller may feed (initializer-backed inputs are listed and optional).
+  const std::vector<ValueDesc>& inputs() const { return inputs_; }
+  const std::vector<ValueDesc>& outputs() const { return outputs_; }
+
+  /// Runs the model. `output_names` empty = all graph outputs, in graph order.
+  Expected<std::vector<Tensor>> Run(const NamedTensors& inputs, const std::vector<std::string>& output_names = {}) const;
+
+ private:
+  Session() = default;
+  Status Init(const onnx::ModelProto& model, const std::string& origin);
+  Status CheckInputs(const NamedTensors& inputs) const;
+  std::unique_ptr<Frame> AcquireFrame() const;
+  void ReleaseFrame(std::unique_ptr<Frame> frame) const;
+
+  SessionOptions options_;
+  std::string origin_;
+  std::unique_ptr<ModelContext> model_;
+  std::shared_ptr<GraphPlan> plan_;
+  std::vector<ValueDesc> inputs_, outputs_;
+  std::vector<bool> input_required_;
+  mutable std::mutex pool_mutex_;
+  mutable std::vector<std::unique_ptr<Frame>> frame_pool_;  ///< frames reused across Runs
+};
+
+}  // namespace nuphar
