@@ -1,8 +1,28 @@
 # nuphar_library(NAME SOURCES ... DEPS ...) and nuphar_test(NAME SOURCES ... DEPS ...).
 # Every library compiles with the ONNX definitions the Debian libonnx was built with.
 
+# A target whose listed sources are not all on disk yet is skipped with a warning, so one
+# engineer's half-written CMakeLists.txt does not stop everyone else's configure.
+function(nuphar_sources_exist out)
+  set(ok TRUE)
+  foreach(src ${ARGN})
+    if(NOT IS_ABSOLUTE ${src})
+      set(src ${CMAKE_CURRENT_SOURCE_DIR}/${src})
+    endif()
+    if(NOT EXISTS ${src})
+      message(WARNING "skipping target: source ${src} does not exist")
+      set(ok FALSE)
+    endif()
+  endforeach()
+  set(${out} ${ok} PARENT_SCOPE)
+endfunction()
+
 function(nuphar_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  nuphar_sources_exist(ok ${ARG_SOURCES})
+  if(NOT ok)
+    return()
+  endif()
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_compile_definitions(${name} PUBLIC ONNX_ML=1 ONNX_NAMESPACE=onnx)
@@ -12,6 +32,10 @@ endfunction()
 
 function(nuphar_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  nuphar_sources_exist(ok ${ARG_SOURCES})
+  if(NOT ok OR NOT ARG_SOURCES)
+    return()
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
