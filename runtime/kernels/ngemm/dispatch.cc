@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "runtime/kernels/ngemm/ngemm.h"
+#include "runtime/kernels/ngemm/dynamic_quant_internal.h"
 #include "runtime/kernels/ngemm/ngemm_internal.h"
 
 namespace nuphar::ngemm {
@@ -11,6 +12,9 @@ namespace {
 
 constexpr NgemmDispatch kRefDispatch{PackBRef, KernelRef, GemvRef, 4, 1, "ref"};
 constexpr NgemmDispatch kAvx2Dispatch{PackBAvx2, KernelAvx2, GemvAvx2, 4, 4, "avx2"};
+
+constexpr DynQuantRowFns kRefRowFns{QuantizeRowRef, DequantizeRowRef};
+constexpr DynQuantRowFns kAvx2RowFns{QuantizeRowAvx2, DequantizeRowAvx2};
 
 std::atomic<const NgemmDispatch*> g_forced{nullptr};
 
@@ -30,6 +34,10 @@ bool CpuHasAvx2() {
 const NgemmDispatch& GetNgemmDispatch() {
   const NgemmDispatch* forced = g_forced.load(std::memory_order_acquire);
   return forced != nullptr ? *forced : DetectOnce();
+}
+
+const DynQuantRowFns& GetDynQuantRowFns() {
+  return &GetNgemmDispatch() == &kAvx2Dispatch ? kAvx2RowFns : kRefRowFns;
 }
 
 bool SetNgemmPathForTesting(NgemmPath path) {

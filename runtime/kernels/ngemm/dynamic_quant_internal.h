@@ -1,0 +1,54 @@
+// Row hooks of the fused dynamic-quantized MatMul, per ISA (dynamic_quant_matmul.cc = portable,
+// dynamic_quant_matmul_avx2.cc = AVX2). Both round every float op exactly like the graph.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "runtime/kernels/ngemm/dynamic_quant_matmul.h"
+
+namespace nuphar::ngemm {
+
+struct RowStats {
+  float scale = 0.0f;  ///< scale_X = delta * inv_range
+  float bias = 0.0f;   ///< bias_X = row min (asymm8), 0 (symm16)
+  int32_t qsum = 0;    ///< ReduceSum(Cast<i32>(Q_X))
+  int32_t pad = 0;
+};
+
+using QuantizeRowFn = RowStats (*)(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c, void* q_out);
+using DequantizeRowFn = void (*)(DynQuantScheme scheme, const RowStats& s, const int32_t* q_y, int64_t N,
+                                 const DynQuantWeights& w, const DynQuantConstants& c, const float* bias_add, float* y);
+
+RowStats QuantizeRowRef(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c, void* q_out);
+void DequantizeRowRef(DynQuantScheme scheme, const RowStats& s, const int32_t* q_y, int64_t N,
+                      const DynQuantWeights& w, const DynQuantConstants& c, const float* bias_add, float* y);
+RowStats QuantizeRowAvx2(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c, void* q_out);
+void DequantizeRowAvx2(DynQuantScheme scheme, const RowStats& s, const int32_t* q_y, int64_t N,
+                       const DynQuantWeights& w, const DynQuantConstants& c, const float* bias_add, float* y);
+
+/// One element of the quantization chain: Sub (asymm8 only), Mul(inv), Mul(range), Add(half),
+/// Floor, Clip (NaN stays NaN), Cast<int> (NaN -> 0). Shared by every ISA's tail handling.
+inline int32_t QuantizeValue(DynQuantScheme scheme, float x, float bias, float inv, const DynQuantConstants& c) {
+  const float norm = scheme == DynQuantScheme::kAsymm8 ? (x - bias) * inv : x * inv;
+  const float scaled = norm * c.range;
+  const float shifted = scaled + c.half;
+  const float f = std::floor(shifted);
+  const float clipped = f < c.clip_min ? c.clip_min : (f > c.clip_max ? c.clip_max : f);
+  return std::isnan(clipped) ? 0 : static_cast<int32_t>(clipped);
+}
+
+/// Reciprocal(delta) or Reciprocal(Max(delta, guard_value)).
+inline float InverseDelta(float delta, const DynQuantConstants& c) {
+  const float guarded = c.guard_zero_delta ? (delta > c.guard_value ? delta : c.guard_value) : delta;
+  return 1.0f / guarded;
+}
+
+struct DynQuantRowFns {
+  QuantizeRowFn quantize;
+  DequantizeRowFn dequantize;
+};
+/// Chosen with the same path as GetNgemmDispatch() (dispatch.cc).
+const DynQuantRowFns& GetDynQuantRowFns();
+
+}  // namespace nuphar::ngemm
