@@ -1,0 +1,213 @@
+// Graph views: scope lookups, subgraph walks, use counts and topological order (graph/graph_view.h).
+#include "graph/graph_view.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+
+namespace nuphar {
+
+const onnx::TensorProto* GraphScope::FindInitializer(const std::string& name, const GraphScope** owner) const {
+  for (const GraphScope* s = this; s; s = s->parent) {
+    for (const auto& t : s->graph->initializer()) {
+      if (t.name() == name) {
+        if (owner) *owner = s;
+        return &t;
+      }
+    }
+  }
+  return nullptr;
+}
+
+const onnx::ValueInfoProto* GraphScope::FindValueInfo(const std::string& name) const {
+  for (const GraphScope* s = this; s; s = s->parent) {
+    for (const auto* list : {&s->graph->value_info(), &s->graph->input(), &s->graph->output()})
+      for (const auto& vi : *list)
+        if (vi.name() == name) return &vi;
+  }
+  return nullptr;
+}
+
+const onnx::NodeProto* GraphScope::FindProducer(const std::string& name, const GraphScope** owner) const {
+  if (name.empty()) return nullptr;
+  for (const GraphScope* s = this; s; s = s->parent) {
+    for (const auto& n : s->graph->node()) {
+      for (const auto& o : n.output()) {
+        if (o == name) {
+          if (owner) *owner = s;
+          return &n;
+        }
+      }
+    }
+  }
+  return nullptr;
+}
+
+bool GraphScope::IsInput(const std::string& name) const {
+  for (const auto& vi : graph->input())
+    if (vi.name() == name) return true;
+  return false;
+}
+
+std::vector<onnx::GraphProto*> Subgraphs(onnx::NodeProto& node) {
+  std::vector<onnx::GraphProto*> out;
+  for (auto& a : *node.mutable_attribute()) {
+    if (a.has_g()) out.push_back(a.mutable_g());
+    for (auto& g : *a.mutable_graphs()) out.push_back(&g);
+  }
+  return out;
+}
+
+std::vector<const onnx::GraphProto*> Subgraphs(const onnx::NodeProto& node) {
+  std::vector<const onnx::GraphProto*> out;
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) out.push_back(&a.g());
+    for (const auto& g : a.graphs()) out.push_back(&g);
+  }
+  return out;
+}
+
+void ForEachScope(const GraphScope& scope, const std::function<void(const GraphScope&)>& fn) {
+  fn(scope);
+  for (auto& node : *scope.graph->mutable_node()) {
+    for (auto& a : *node.mutable_attribute()) {
+      std::vector<onnx::GraphProto*> graphs;
+      if (a.has_g()) graphs.push_back(a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) graphs.push_back(&g);
+      for (auto* g : graphs) {
+        GraphScope child{g, &scope, scope.path + "/" + node.name() + "." + a.name()};
+        ForEachScope(child, fn);
+      }
+    }
+  }
+}
+
+void ForEachScope(onnx::ModelProto& model, const std::function<void(const GraphScope&)>& fn) {
+  GraphScope main{model.mutable_graph(), nullptr, "main"};
+  ForEachScope(main, fn);
+}
+
+namespace {
+
+// Adds to `out` the names `graph` reads without defining them; `defined` holds the names
+// visible from inside (the graph's own and those of subgraphs between it and the node).
+void CollectFreeNames(const onnx::GraphProto& graph, std::unordered_set<std::string> defined,
+                      std::vector<std::string>* out, std::unordered_set<std::string>* seen) {
+  for (const auto& vi : graph.input()) defined.insert(vi.name());
+  for (const auto& t : graph.initializer()) defined.insert(t.name());
+  for (const auto& t : graph.sparse_initializer()) defined.insert(t.values().name());
+  for (const auto& n : graph.node())
+    for (const auto& o : n.output()) defined.insert(o);
+  auto read = [&](const std::string& name) {
+    if (!name.empty() && !defined.count(name) && seen->insert(name).second) out->push_back(name);
+  };
+  for (const auto& n : graph.node()) {
+    for (const auto& i : n.input()) read(i);
+    for (const auto* sub : Subgraphs(n)) CollectFreeNames(*sub, defined, out, seen);
+  }
+  for (const auto& vi : graph.output()) read(vi.name());
+}
+
+}  // namespace
+
+std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
+  for (const auto* sub : Subgraphs(node)) CollectFreeNames(*sub, {}, &out, &seen);
+  return out;
+}
+
+UseCounts::UseCounts(const onnx::ModelProto& model) { AddGraph(model.graph()); }
+
+void UseCounts::AddGraph(const onnx::GraphProto& graph) {
+  for (const auto& n : graph.node()) {
+    for (const auto& i : n.input())
+      if (!i.empty()) ++counts_[i];
+    for (const auto* sub : Subgraphs(n)) AddGraph(*sub);
+  }
+  for (const auto& o : graph.output()) ++counts_[o.name()];
+}
+
+namespace {
+void CollectNames(const onnx::GraphProto& g, std::unordered_set<std::string>* names) {
+  for (const auto& vi : g.input()) names->insert(vi.name());
+  for (const auto& vi : g.output()) names->insert(vi.name());
+  for (const auto& vi : g.value_info()) names->insert(vi.name());
+  for (const auto& t : g.initializer()) names->insert(t.name());
+  for (const auto& t : g.sparse_initializer()) names->insert(t.values().name());
+  for (const auto& n : g.node()) {
+    if (!n.name().empty()) names->insert(n.name());
+    for (const auto& i : n.input()) names->insert(i);
+    for (const auto& o : n.output()) names->insert(o);
+    for (const auto* sub : Subgraphs(n)) CollectNames(*sub, names);
+  }
+}
+}  // namespace
+
+std::unordered_set<std::string> CollectAllNames(const onnx::ModelProto& model) {
+  std::unordered_set<std::string> names;
+  CollectNames(model.graph(), &names);
+  names.erase("");
+  return names;
+}
+
+Status TopologicalSort(onnx::GraphProto* graph) {
+  const int n = graph->node_size();
+  std::unordered_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& o : graph->node(i).output())
+      if (!o.empty()) producer[o] = i;
+  std::vector<std::vector<int>> readers(n);
+  std::vector<int> pending(n, 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> reads(graph->node(i).input().begin(), graph->node(i).input().end());
+    for (auto& name : ImplicitInputs(graph->node(i))) reads.push_back(std::move(name));
+    std::unordered_set<int> deps;
+    for (const auto& name : reads) {
+      auto it = producer.find(name);
+      if (it != producer.end() && it->second != i && deps.insert(it->second).second) {
+        readers[it->second].push_back(i);
+        ++pending[i];
+      }
+    }
+  }
+  // Kahn's algorithm, always taking the lowest ready index so ordered graphs stay as they are.
+  std::vector<int> order;
+  order.reserve(n);
+  std::vector<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::make_heap(ready.begin(), ready.end(), std::greater<int>());
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), std::greater<int>());
+    int i = ready.back();
+    ready.pop_back();
+    order.push_back(i);
+    for (int r : readers[i]) {
+      if (--pending[r] == 0) {
+        ready.push_back(r);
+        std::push_heap(ready.begin(), ready.end(), std::greater<int>());
+      }
+    }
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0) return Diag::Node(graph->node(i), "graph '" + graph->name() + "' has a cycle through this node");
+  }
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  sorted.Reserve(n);
+  for (int i : order) sorted.Add()->Swap(graph->mutable_node(i));
+  graph->mutable_node()->Swap(&sorted);
+  return Status::OK();
+}
+
+Expected<std::vector<int64_t>> StaticDims(const onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+    return Diag::Msg("'" + vi.name() + "' has no known rank");
+  std::vector<int64_t> dims;
+  for (const auto& d : vi.type().tensor_type().shape().dim())
+    dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return dims;
+}
+
+}  // namespace nuphar

@@ -1,0 +1,87 @@
+// Graph views: producers, consumers and name lookup across the main graph and its subgraphs.
+//
+// ONNX subgraphs (If branches, Loop/Scan bodies) may read tensors of any enclosing graph by
+// name ("outer-scope references"). A GraphScope is one graph plus the chain of graphs around
+// it, so a lookup walks outwards exactly as name resolution does at run time. Names are
+// resolved by string; ONNX forbids a subgraph from redefining an outer name, so the first
+// match walking outwards is the definition.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/error.h"
+
+namespace onnx {
+class GraphProto;
+class ModelProto;
+class NodeProto;
+class TensorProto;
+class ValueInfoProto;
+}  // namespace onnx
+
+namespace nuphar {
+
+/// One graph and its enclosing graphs. Scopes live on the stack of the walk that made them.
+struct GraphScope {
+  onnx::GraphProto* graph = nullptr;
+  const GraphScope* parent = nullptr;
+  std::string path;  ///< "main", "main/<node>.<attr>", ... for messages
+
+  bool IsMain() const { return parent == nullptr; }
+  const GraphScope& Main() const { return parent ? parent->Main() : *this; }
+
+  /// Initializer named `name` in this graph or an enclosing one (the defining scope in *owner).
+  const onnx::TensorProto* FindInitializer(const std::string& name, const GraphScope** owner = nullptr) const;
+  /// value_info, input or output entry named `name`, this graph first, then enclosing graphs.
+  const onnx::ValueInfoProto* FindValueInfo(const std::string& name) const;
+  /// The node producing `name` in this graph or an enclosing one.
+  const onnx::NodeProto* FindProducer(const std::string& name, const GraphScope** owner = nullptr) const;
+  /// True if `name` is listed in this graph's inputs (not the enclosing graphs').
+  bool IsInput(const std::string& name) const;
+};
+
+/// The subgraph attributes of a node (If then/else, Loop/Scan body, any GRAPH/GRAPHS attribute).
+std::vector<onnx::GraphProto*> Subgraphs(onnx::NodeProto& node);
+std::vector<const onnx::GraphProto*> Subgraphs(const onnx::NodeProto& node);
+
+/// Calls `fn` for `scope` and for every nested subgraph, parents before children.
+void ForEachScope(const GraphScope& scope, const std::function<void(const GraphScope&)>& fn);
+/// Same, starting from the model's main graph.
+void ForEachScope(onnx::ModelProto& model, const std::function<void(const GraphScope&)>& fn);
+
+/// Names read by nested subgraphs of `node` that none of those subgraphs defines (outer-scope
+/// references), in first-use order.
+std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node);
+
+/// How often each tensor name is read anywhere in the model: node inputs of every graph
+/// (outer-scope reads included) and graph outputs of every graph.
+class UseCounts {
+ public:
+  explicit UseCounts(const onnx::ModelProto& model);
+  int Count(const std::string& name) const {
+    auto it = counts_.find(name);
+    return it == counts_.end() ? 0 : it->second;
+  }
+  bool Used(const std::string& name) const { return Count(name) > 0; }
+
+ private:
+  void AddGraph(const onnx::GraphProto& graph);
+  std::unordered_map<std::string, int> counts_;
+};
+
+/// Every name in the model: node names and tensor names (node inputs/outputs, graph
+/// inputs/outputs, initializers, sparse initializers, value_info) of every graph.
+std::unordered_set<std::string> CollectAllNames(const onnx::ModelProto& model);
+
+/// Reorders `graph`'s nodes so that every node follows the producers of its inputs (implicit
+/// subgraph inputs included). Stable: already ordered graphs keep their order. Fails on a cycle.
+Status TopologicalSort(onnx::GraphProto* graph);
+
+/// Static dims of a value_info (-1 where symbolic or unknown), or an error if it has no rank.
+Expected<std::vector<int64_t>> StaticDims(const onnx::ValueInfoProto& vi);
+
+}  // namespace nuphar

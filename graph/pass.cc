@@ -1,0 +1,169 @@
+// The pass driver (graph/pass.h): opset raise, recursive walk, splicing, dead-value clean-up.
+#include "graph/pass.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "graph/opset_emit.h"
+
+namespace nuphar {
+
+namespace {
+
+class Walker {
+ public:
+  Walker(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options, int64_t opset)
+      : model_(model), pass_(pass), options_(options), opset_(opset), names_(model), uses_(model) {
+    auto targets = pass.TargetOpTypes();
+    targets_.insert(targets.begin(), targets.end());
+    log_ = options.log ? options.log : [](const std::string& line) { std::cerr << line << "\n"; };
+  }
+
+  Status Walk(const GraphScope& scope) {
+    onnx::GraphProto* graph = scope.graph;
+    const int n = graph->node_size();
+    std::vector<std::unique_ptr<NodeBuilder::NodeList>> replacement(n);
+    bool any = false;
+    for (int i = 0; i < n; ++i) {
+      onnx::NodeProto* node = graph->mutable_node(i);
+      for (auto& attr : *node->mutable_attribute()) {
+        std::vector<onnx::GraphProto*> subs;
+        if (attr.has_g()) subs.push_back(attr.mutable_g());
+        for (auto& g : *attr.mutable_graphs()) subs.push_back(&g);
+        for (auto* sub : subs) {
+          GraphScope child{sub, &scope, scope.path + "/" + node->name() + "." + attr.name()};
+          NUPHAR_RETURN_IF_ERROR(Walk(child));
+        }
+      }
+      if (!targets_.count(node->op_type()) || (!node->domain().empty() && node->domain() != "ai.onnx")) continue;
+      std::string why_not;
+      if (!pass_.Matches(*node, &why_not)) {
+        if (options_.verbose) log_(pass_.Name() + ": skip '" + node->name() + "' (" + node->op_type() + "): " + why_not);
+        continue;
+      }
+      auto pending = std::make_unique<NodeBuilder::NodeList>();
+      NodeBuilder builder(graph, pending.get(), &names_, opset_);
+      RewriteContext ctx(model_, scope, builder, uses_, &maybe_dead_, log_);
+      auto effect = pass_.Rewrite(ctx, *node);
+      if (!effect.ok()) {
+        Status s = effect.status();
+        s.WithNode(*node);
+        s.WithGraph(scope.path);
+        return s;
+      }
+      if (effect->changed) {
+        replacement[i] = std::move(pending);
+        any = true;
+        ++stats_.rewritten;
+      } else {
+        ++stats_.kept;
+        if (options_.verbose && !effect->note.empty())
+          log_(pass_.Name() + ": kept '" + node->name() + "' (" + node->op_type() + "): " + effect->note);
+      }
+    }
+    if (any) {
+      NodeBuilder::NodeList assembled;
+      for (int i = 0; i < n; ++i) {
+        if (!replacement[i]) {
+          assembled.Add()->Swap(graph->mutable_node(i));
+          continue;
+        }
+        for (auto& emitted : *replacement[i]) assembled.Add()->Swap(&emitted);
+      }
+      graph->mutable_node()->Swap(&assembled);
+    }
+    return Status::OK();
+  }
+
+  PassStats& stats() { return stats_; }
+  std::unordered_set<std::string>& maybe_dead() { return maybe_dead_; }
+
+ private:
+  onnx::ModelProto& model_;
+  GraphPass& pass_;
+  const PassRunOptions& options_;
+  int64_t opset_;
+  NameTable names_;
+  UseCounts uses_;
+  std::unordered_set<std::string> targets_;
+  std::unordered_set<std::string> maybe_dead_;
+  std::function<void(const std::string&)> log_;
+  PassStats stats_;
+};
+
+template <class List, class Pred>
+bool EraseIf(List* list, Pred pred) {
+  bool erased = false;
+  for (int i = list->size() - 1; i >= 0; --i) {
+    if (pred(list->Get(i))) {
+      list->DeleteSubrange(i, 1);
+      erased = true;
+    }
+  }
+  return erased;
+}
+
+}  // namespace
+
+Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options) {
+  NUPHAR_RETURN_IF_ERROR(pass.Begin(model));
+  int64_t opset = GetOpset(model);
+  if (pass.MinOpset() > 0) {
+    NUPHAR_ASSIGN_OR_RETURN(opset, EnsureOpset(model, pass.MinOpset()));
+  }
+  Walker walker(model, pass, options, opset);
+  if (!pass.TargetOpTypes().empty()) {
+    GraphScope main{model.mutable_graph(), nullptr, "main"};
+    NUPHAR_RETURN_IF_ERROR(walker.Walk(main));
+    RemoveDeadValues(model, std::move(walker.maybe_dead()));
+  }
+  NUPHAR_RETURN_IF_ERROR(pass.Finish(model));
+  walker.stats().opset = opset;
+  return walker.stats();
+}
+
+int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates) {
+  int removed = 0;
+  bool changed = true;
+  while (changed && !candidates.empty()) {
+    changed = false;
+    UseCounts uses(model);
+    std::unordered_set<std::string> next;
+    ForEachScope(model, [&](const GraphScope& scope) {
+      auto* g = scope.graph;
+      auto dead = [&](const std::string& name) { return candidates.count(name) && !uses.Used(name); };
+      std::unordered_set<std::string> gone;
+      EraseIf(g->mutable_initializer(), [&](const onnx::TensorProto& t) {
+        if (!dead(t.name())) return false;
+        gone.insert(t.name());
+        ++removed;
+        return true;
+      });
+      EraseIf(g->mutable_node(), [&](const onnx::NodeProto& n) {
+        bool any_candidate = false;
+        for (const auto& o : n.output()) {
+          if (!o.empty() && uses.Used(o)) return false;
+          any_candidate |= candidates.count(o) > 0;
+        }
+        if (!any_candidate || n.output_size() == 0) return false;
+        for (const auto& i : n.input()) next.insert(i);
+        for (const auto& o : n.output()) gone.insert(o);
+        ++removed;
+        return true;
+      });
+      if (gone.empty()) return;
+      changed = true;
+      // An initializer-backed graph input goes with its initializer; plain inputs stay (interface).
+      // Subgraph inputs are positional (Scan/Loop bodies) and are never touched.
+      if (scope.IsMain())
+        EraseIf(g->mutable_input(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
+      EraseIf(g->mutable_value_info(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
+    });
+    for (auto& n : next) candidates.insert(n);
+  }
+  return removed;
+}
+
+}  // namespace nuphar
