@@ -11,12 +11,19 @@
 
 namespace nuphar::ngemm::avx2 {
 
+/// Broadcast of one activation group; int8 A is re-centred by XOR 0x80 (a compile-time choice,
+/// so the common uint8 case spends no register or uop on it).
+template <bool kXor>
+inline __m256i Broadcast(uint32_t group) {
+  const __m256i v = _mm256_set1_epi32(static_cast<int>(group));
+  return kXor ? _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))) : v;
+}
+
 /// u8 x s8, A or B 7-bit: vpmaddubsw cannot saturate (ngemm.h, "reserved bits").
+template <bool kXor>
 struct FastU8S8 {
   struct A { __m256i v; };
-  static A Prepare(uint32_t group, __m256i a_xor) {
-    return {_mm256_xor_si256(_mm256_set1_epi32(static_cast<int>(group)), a_xor)};
-  }
+  static A Prepare(uint32_t group) { return {Broadcast<kXor>(group)}; }
   static __m256i Dot(const A& a, __m256i b, __m256i ones16) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(a.v, b), ones16);
   }
@@ -24,10 +31,11 @@ struct FastU8S8 {
 
 /// u8 x s8, any values: A = (A & 0x7f) + (A & 0x80); both vpmaddubsw are exact (pair sums in
 /// [-32768, 32512]) and are widened separately.
+template <bool kXor>
 struct ExactU8S8 {
   struct A { __m256i lo, hi; };
-  static A Prepare(uint32_t group, __m256i a_xor) {
-    const __m256i v = _mm256_xor_si256(_mm256_set1_epi32(static_cast<int>(group)), a_xor);
+  static A Prepare(uint32_t group) {
+    const __m256i v = Broadcast<kXor>(group);
     const __m256i high_bits = _mm256_set1_epi8(static_cast<char>(0x80));
     return {_mm256_andnot_si256(high_bits, v), _mm256_and_si256(high_bits, v)};
   }
@@ -40,9 +48,20 @@ struct ExactU8S8 {
 /// s16 x s16: vpmaddwd directly (2 k per group).
 struct S16S16 {
   struct A { __m256i v; };
-  static A Prepare(uint32_t group, __m256i) { return {_mm256_set1_epi32(static_cast<int>(group))}; }
+  static A Prepare(uint32_t group) { return {_mm256_set1_epi32(static_cast<int>(group))}; }
   static __m256i Dot(const A& a, __m256i b, __m256i) { return _mm256_madd_epi16(a.v, b); }
 };
+
+/// Calls body.template operator()<Op>() with the Op for a tile's mode and re-centring.
+template <class Body>
+inline void WithOp(const NgemmTileArgs& t, Body&& body) {
+  const bool x = t.a_xor != 0;
+  switch (t.mode) {
+    case NgemmMode::kU8S8Fast: x ? body.template operator()<FastU8S8<true>>() : body.template operator()<FastU8S8<false>>(); break;
+    case NgemmMode::kU8S8Exact: x ? body.template operator()<ExactU8S8<true>>() : body.template operator()<ExactU8S8<false>>(); break;
+    case NgemmMode::kS16S16: body.template operator()<S16S16>(); break;
+  }
+}
 
 inline uint32_t LoadGroup(const uint8_t* p) {
   uint32_t v;

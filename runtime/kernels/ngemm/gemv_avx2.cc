@@ -17,7 +17,6 @@ using avx2::StoreColumns;
 template <class Op>
 void GemvBlocks(const NgemmTileArgs& t) {
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const __m256i a_xor = _mm256_set1_epi8(static_cast<char>(t.a_xor));
   const int64_t row_bytes = t.k_elems * ActivationBytes(t.mode);
   const int64_t full_groups = row_bytes / 4;
   const bool has_tail = row_bytes % 4 != 0;
@@ -27,7 +26,7 @@ void GemvBlocks(const NgemmTileArgs& t) {
     const uint8_t* b = t.b + (col0 / kBlockCols) * t.block_stride;
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     auto step = [&](uint32_t group, const uint8_t* bg) __attribute__((always_inline)) {
-      const typename Op::A a = Op::Prepare(group, a_xor);
+      const typename Op::A a = Op::Prepare(group);
       const auto* v = reinterpret_cast<const __m256i*>(bg);
       acc0 = _mm256_add_epi32(acc0, Op::Dot(a, _mm256_load_si256(v + 0), ones16));
       acc1 = _mm256_add_epi32(acc1, Op::Dot(a, _mm256_load_si256(v + 1), ones16));
@@ -54,11 +53,7 @@ void GemvBlocks(const NgemmTileArgs& t) {
 }  // namespace
 
 void GemvAvx2(const NgemmTileArgs& t) {
-  switch (t.mode) {
-    case NgemmMode::kU8S8Fast: GemvBlocks<avx2::FastU8S8>(t); break;
-    case NgemmMode::kU8S8Exact: GemvBlocks<avx2::ExactU8S8>(t); break;
-    case NgemmMode::kS16S16: GemvBlocks<avx2::S16S16>(t); break;
-  }
+  avx2::WithOp(t, [&]<class Op>() { GemvBlocks<Op>(t); });
 }
 
 }  // namespace nuphar::ngemm

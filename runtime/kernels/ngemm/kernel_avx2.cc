@@ -22,40 +22,35 @@ inline const uint8_t* PanelAt(const NgemmTileArgs& t, int64_t col) {
 template <class Op, int MR, int NP>
 void MicroTile(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const __m256i a_xor = _mm256_set1_epi8(static_cast<char>(t.a_xor));
-  const uint8_t* panel[NP];
-  for (int p = 0; p < NP; ++p) panel[p] = PanelAt(t, col0 + 8 * p);
+  const uint8_t* p0 = PanelAt(t, col0);
+  const uint8_t* p1 = NP > 1 ? PanelAt(t, col0 + 8) : p0;
   const uint8_t* a = t.a + row0 * t.lda_bytes;
+  const int64_t lda = t.lda_bytes;
   const int64_t row_bytes = t.k_elems * ActivationBytes(t.mode);
   const int64_t full_groups = row_bytes / 4;
 
   __m256i acc[MR][NP];
-#pragma GCC unroll 4
   for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
     for (int p = 0; p < NP; ++p) acc[r][p] = _mm256_setzero_si256();
 
-  auto step = [&](int64_t g, const uint32_t* groups) __attribute__((always_inline)) {
-    __m256i b[NP];
-#pragma GCC unroll 2
-    for (int p = 0; p < NP; ++p) b[p] = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel[p] + g * kGroupBytes));
-#pragma GCC unroll 4
+  // One k-group: NP panel vectors loaded once, reused by MR broadcast rows.
+  auto step = [&](const uint8_t* b0, const uint8_t* b1, auto load_group) __attribute__((always_inline)) {
+    const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b0));
+    const __m256i v1 = NP > 1 ? _mm256_load_si256(reinterpret_cast<const __m256i*>(b1)) : v0;
     for (int r = 0; r < MR; ++r) {
-      const typename Op::A ar = Op::Prepare(groups[r], a_xor);
-#pragma GCC unroll 2
-      for (int p = 0; p < NP; ++p) acc[r][p] = _mm256_add_epi32(acc[r][p], Op::Dot(ar, b[p], ones16));
+      const typename Op::A ar = Op::Prepare(load_group(r));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], Op::Dot(ar, v0, ones16));
+      if constexpr (NP > 1) acc[r][1] = _mm256_add_epi32(acc[r][1], Op::Dot(ar, v1, ones16));
     }
   };
-  for (int64_t g = 0; g < full_groups; ++g) {
-    uint32_t groups[MR];
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) groups[r] = LoadGroup(a + r * t.lda_bytes + 4 * g);
-    step(g, groups);
+  const uint8_t* b0 = p0;
+  const uint8_t* b1 = p1;
+  for (int64_t g = 0; g < full_groups; ++g, b0 += kGroupBytes, b1 += kGroupBytes) {
+    const uint8_t* ag = a + 4 * g;
+    step(b0, b1, [&](int r) { return LoadGroup(ag + r * lda); });
   }
   if (row_bytes % 4 != 0) {
-    uint32_t groups[MR];
-    for (int r = 0; r < MR; ++r) groups[r] = LoadActivationGroup(a + r * t.lda_bytes, 4 * full_groups, row_bytes);
-    step(full_groups, groups);
+    step(b0, b1, [&](int r) { return LoadActivationGroup(a + r * lda, 4 * full_groups, row_bytes); });
   }
   for (int r = 0; r < MR; ++r) {
     int32_t* c = t.c + (row0 + r) * t.ldc + col0;
@@ -97,11 +92,7 @@ void Tile(const NgemmTileArgs& t) {
 }  // namespace
 
 void KernelAvx2(const NgemmTileArgs& t) {
-  switch (t.mode) {
-    case NgemmMode::kU8S8Fast: Tile<avx2::FastU8S8>(t); break;
-    case NgemmMode::kU8S8Exact: Tile<avx2::ExactU8S8>(t); break;
-    case NgemmMode::kS16S16: Tile<avx2::S16S16>(t); break;
-  }
+  avx2::WithOp(t, [&]<class Op>() { Tile<Op>(t); });
 }
 
 }  // namespace nuphar::ngemm

@@ -1,0 +1,238 @@
+// NGEMM benchmark (issue 6, acceptance 3): int8 GEMV (M = 1) and GEMM (M = 100) on packed weights
+// against Eigen fp32 and oneDNN's u8s8s32 GEMM, single-threaded, same shapes, one run. After the
+// benchmarks, a table of median GMAC/s and ratios goes to stderr (stdout stays valid for
+// --benchmark_format=json). By default 5 repetitions are run and only aggregates reported.
+//
+// Build flags: this file gets -mavx2 -mfma so Eigen's fp32 kernels use the same ISA as ours.
+// oneDNN picks its own ISA at run time; DNNL_MAX_CPU_ISA=AVX2 limits it to the target CPU's.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
+
+#include "runtime/kernels/ngemm/ngemm.h"
+
+#ifdef NGEMM_BENCH_HAVE_DNNL
+#include <dnnl.h>
+#endif
+
+namespace {
+
+using nuphar::ngemm::NgemmParams;
+using nuphar::ngemm::PackedInt8Weights;
+
+const std::vector<std::pair<int64_t, int64_t>> kShapes = {{128, 512}, {256, 1024}, {512, 2048}, {1024, 4096}};
+const char* const kCounter = "GMAC/s";
+
+void SetMacCounter(benchmark::State& state, int64_t M, int64_t K, int64_t N) {
+  state.counters[kCounter] = benchmark::Counter(static_cast<double>(M * K * N) * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+template <class T>
+std::vector<T> Random(size_t n, int lo, int hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(d(rng));
+  return v;
+}
+
+/// Our kernel on the quantizer's data: A in [0, 127] (Clip(0,127) -> Cast<u8>), full-range s8 W.
+void BM_Ngemm(benchmark::State& state, bool exact) {
+  const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
+  const auto A = Random<uint8_t>(M * K, 0, exact ? 255 : 127, 1);
+  const auto B = Random<int8_t>(K * N, -128, 127, 2);
+  const size_t bytes = PackedInt8Weights::RequiredBytes(K, N);
+  std::unique_ptr<void, decltype(&std::free)> storage(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
+  PackedInt8Weights packed;
+  if (!PackedInt8Weights::Pack(B.data(), K, N, N, storage.get(), &packed)) {
+    state.SkipWithError("pack failed");
+    return;
+  }
+  std::vector<int32_t> C(M * N);
+  NgemmParams params;
+  params.a_within_7bit = !exact;
+  std::string why;
+  if (!nuphar::ngemm::TilesFromEnvironment(&params.tiles, &why)) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    nuphar::ngemm::NgemmU8S8(A.data(), M, K, K, packed, C.data(), N, params);
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  SetMacCounter(state, M, K, N);
+  state.SetLabel(std::string(nuphar::ngemm::GetNgemmDispatch().name) + " " +
+                 nuphar::ngemm::ModeName(nuphar::ngemm::ChooseNgemmMode(packed, params)));
+}
+
+void BM_EigenF32(benchmark::State& state) {
+  const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> a(M * K), b(K * N), c(M * N);
+  for (auto& x : a) x = d(rng);
+  for (auto& x : b) x = d(rng);
+  Eigen::Map<const RowMajor> A(a.data(), M, K), B(b.data(), K, N);
+  Eigen::Map<RowMajor> C(c.data(), M, N);
+  for (auto _ : state) {
+    if (M == 1) {
+      C.row(0).noalias() = A.row(0) * B;  // GEMV
+    } else {
+      C.noalias() = A * B;
+    }
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  SetMacCounter(state, M, K, N);
+}
+
+#ifdef NGEMM_BENCH_HAVE_DNNL
+void BM_DnnlU8S8S32(benchmark::State& state) {
+  const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
+  const auto A = Random<uint8_t>(M * K, 0, 127, 1);
+  const auto B = Random<int8_t>(K * N, -128, 127, 2);
+  std::vector<int32_t> C(M * N);
+  const int32_t c_offset = 0;
+  for (auto _ : state) {
+    const dnnl_status_t s = dnnl_gemm_u8s8s32('N', 'N', 'F', M, N, K, 1.0f, A.data(), K, 0, B.data(), N, 0, 0.0f,
+                                              C.data(), N, &c_offset);
+    if (s != dnnl_success) {
+      state.SkipWithError("dnnl_gemm_u8s8s32 failed");
+      break;
+    }
+    benchmark::DoNotOptimize(C.data());
+    benchmark::ClobberMemory();
+  }
+  SetMacCounter(state, M, K, N);
+}
+#endif
+
+void RegisterAll() {
+  for (int64_t M : {1, 100}) {
+    for (const auto& [K, N] : kShapes) {
+      const std::vector<int64_t> args = {M, K, N};
+      const std::vector<std::string> names = {"M", "K", "N"};
+      benchmark::RegisterBenchmark("ngemm_int8", BM_Ngemm, false)->Args(args)->ArgNames(names);
+      benchmark::RegisterBenchmark("ngemm_int8_exact", BM_Ngemm, true)->Args(args)->ArgNames(names);
+      benchmark::RegisterBenchmark("eigen_fp32", BM_EigenF32)->Args(args)->ArgNames(names);
+#ifdef NGEMM_BENCH_HAVE_DNNL
+      benchmark::RegisterBenchmark("onednn_u8s8s32", BM_DnnlU8S8S32)->Args(args)->ArgNames(names);
+#endif
+    }
+  }
+}
+
+/// Forwards to the reporter chosen by --benchmark_format and keeps the runs for the ratio table.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  explicit CollectingReporter(benchmark::BenchmarkReporter* inner) : inner_(inner) {}
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    inner_->ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      const bool single = r.run_type == Run::RT_Iteration && r.repetitions <= 1;
+      if (!median && !single) continue;
+      auto it = r.counters.find(kCounter);
+      if (it == r.counters.end()) continue;
+      // run_name.function_name is the registered name; args are "M:1/K:256/N:1024".
+      gmacs_[{r.run_name.function_name, r.run_name.args}] = it->second.value;
+    }
+  }
+  void Finalize() override { inner_->Finalize(); }
+
+  void PrintRatioTable() const {
+    std::fprintf(stderr, "\nMedian GMAC/s (1 thread) and ratios; targets from issue 6:\n");
+    std::fprintf(stderr, "%-20s %9s %9s %9s %9s %9s %9s  %s\n", "shape", "int8", "exact", "eigen", "onednn",
+                 "x eigen", "x onednn", "target");
+    for (int64_t M : {1, 100}) {
+      for (const auto& [K, N] : kShapes) {
+        char args[64];
+        std::snprintf(args, sizeof(args), "M:%lld/K:%lld/N:%lld", static_cast<long long>(M), static_cast<long long>(K),
+                      static_cast<long long>(N));
+        const double ours = Get("ngemm_int8", args), exact = Get("ngemm_int8_exact", args);
+        const double eigen = Get("eigen_fp32", args), dnnl = Get("onednn_u8s8s32", args);
+        if (ours <= 0) continue;
+        const double re = eigen > 0 ? ours / eigen : 0, rd = dnnl > 0 ? ours / dnnl : 0;
+        std::string target;
+        if (M == 1) {
+          const double want_e = K == 256 ? 3.5 : (K == 1024 ? 3.0 : 0.0);
+          if (want_e > 0) target += Check(re, want_e, "x eigen");
+          target += Check(rd, 3.0, "x onednn");
+          if (K == 256) target += ours >= 75.0 ? " >=75GMAC/s ok" : " >=75GMAC/s MISS";
+        } else {
+          target += Check(re, 2.5, "x eigen");
+          target += Check(rd, 1.0, "x onednn");
+        }
+        char shape[48];
+        std::snprintf(shape, sizeof(shape), "%s %lldx%lld", M == 1 ? "GEMV" : "GEMM100", static_cast<long long>(K),
+                      static_cast<long long>(N));
+        std::fprintf(stderr, "%-20s %9.1f %9.1f %9.1f %9.1f %9.2f %9.2f %s\n", shape, ours, exact, eigen, dnnl, re, rd,
+                     target.c_str());
+      }
+    }
+  }
+
+ private:
+  double Get(const std::string& name, const std::string& args) const {
+    auto it = gmacs_.find({name, args});
+    return it == gmacs_.end() ? 0.0 : it->second;
+  }
+  static std::string Check(double ratio, double want, const char* what) {
+    if (ratio <= 0) return std::string(" ") + what + " n/a";
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " >=%.1f%s %s", want, what, ratio >= want ? "ok" : "MISS");
+    return buf;
+  }
+  benchmark::BenchmarkReporter* inner_;
+  std::map<std::pair<std::string, std::string>, double> gmacs_;
+};
+
+/// One thread everywhere: Eigen explicitly; oneDNN (OpenMP build in Debian) through libgomp's
+/// omp_set_num_threads, looked up at run time because OMP_NUM_THREADS is read before main().
+void SingleThreaded() {
+  Eigen::setNbThreads(1);
+  if (auto* set_threads = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"))) set_threads(1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Defaults that make the table meaningful on a shared, noisy machine; flags given by the user win.
+  std::vector<char*> args(argv, argv + argc);
+  std::string reps = "--benchmark_repetitions=5", aggregates = "--benchmark_report_aggregates_only=true";
+  auto given = [&](const char* flag) {
+    return std::any_of(argv + 1, argv + argc, [&](const char* a) { return std::strncmp(a, flag, std::strlen(flag)) == 0; });
+  };
+  if (!given("--benchmark_repetitions")) args.insert(args.begin() + 1, reps.data());
+  if (!given("--benchmark_report_aggregates_only") && !given("--benchmark_display_aggregates_only"))
+    args.insert(args.begin() + 1, aggregates.data());
+  int count = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  benchmark::Initialize(&count, args.data());
+  if (benchmark::ReportUnrecognizedArguments(count, args.data())) return 1;
+  SingleThreaded();
+  RegisterAll();
+  std::unique_ptr<benchmark::BenchmarkReporter> display(benchmark::CreateDefaultDisplayReporter());
+  CollectingReporter collector(display.get());
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  collector.PrintRatioTable();
+  benchmark::Shutdown();
+  return 0;
+}
