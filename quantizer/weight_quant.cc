@@ -1,0 +1,125 @@
+// Per-column static weight quantization: the numeric core of the quantizer (see the header
+// for the exact float32 recipe). Built with -ffp-contract=off; loops run row by row so the
+// per-column vectors stay in cache and the inner loops vectorise.
+#include "quantizer/weight_quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace nuphar::quant {
+namespace {
+
+template <class Q>
+void StoreQ(const std::vector<float>& qf, std::string* out) {
+  out->resize(qf.size() * sizeof(Q));
+  Q* dst = reinterpret_cast<Q*>(out->data());
+  for (size_t i = 0; i < qf.size(); ++i) dst[i] = static_cast<Q>(qf[i]);
+}
+
+template <class Q>
+double LoadQ(const std::string& bytes, int64_t i) {
+  Q v;
+  std::memcpy(&v, bytes.data() + i * sizeof(Q), sizeof(Q));
+  return static_cast<double>(v);
+}
+
+}  // namespace
+
+Expected<QuantizedWeight> QuantizeWeightPerColumn(const float* w, int64_t k, int64_t n,
+                                                  const QuantizeConfig& cfg, bool symmetric) {
+  NUPHAR_CHECK(k > 0 && n > 0, "weight must not be empty");
+  for (int64_t i = 0; i < k * n; ++i) {
+    if (!std::isfinite(w[i])) return Diag::Msg("the weight holds a non-finite value");
+  }
+  const float range = static_cast<float>(cfg.q_range());
+  const float q_min = static_cast<float>(cfg.q_min());
+  const float q_max = static_cast<float>(cfg.q_max());
+
+  QuantizedWeight qw;
+  qw.k = k;
+  qw.n = n;
+  std::vector<float> fscale(n);
+  qw.step.resize(n);
+  qw.base.assign(n, 0.0f);
+  if (symmetric) {
+    std::vector<float> amax(w, w + n);
+    for (int64_t j = 0; j < n; ++j) amax[j] = std::fabs(amax[j]);
+    for (int64_t r = 1; r < k; ++r) {
+      const float* row = w + r * n;
+      for (int64_t j = 0; j < n; ++j) amax[j] = std::max(amax[j], std::fabs(row[j]));
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      fscale[j] = amax[j];
+      qw.step[j] = fscale[j] / range;
+    }
+  } else {
+    std::vector<float> fmin(w, w + n), fmax(w, w + n);
+    for (int64_t r = 1; r < k; ++r) {
+      const float* row = w + r * n;
+      for (int64_t j = 0; j < n; ++j) {
+        fmin[j] = std::min(fmin[j], row[j]);
+        fmax[j] = std::max(fmax[j], row[j]);
+      }
+    }
+    const float divisor = cfg.is_signed ? 2.0f : 1.0f;
+    for (int64_t j = 0; j < n; ++j) {
+      fscale[j] = (fmax[j] - fmin[j]) / divisor;
+      qw.step[j] = fscale[j] / range;
+      qw.base[j] = cfg.is_signed ? ((fmax[j] + fmin[j]) + qw.step[j]) * 0.5f : fmin[j];
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    if (!std::isfinite(fscale[j]) || !std::isfinite(qw.step[j]) || !std::isfinite(qw.base[j])) {
+      return Diag::Msg("the range of weight column " + std::to_string(j) + " overflows float32");
+    }
+  }
+
+  // q = clamp(round_half_even(norm * R)). Clamping before rounding gives the same result
+  // (the bounds are integers and rounding is monotonic) and keeps |x| small for the magic add.
+  std::vector<float> qf(static_cast<size_t>(k * n));
+  qw.rowsum.assign(n, 0.0f);
+  for (int64_t r = 0; r < k; ++r) {
+    const float* row = w + r * n;
+    float* qrow = qf.data() + r * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const float norm = fscale[j] != 0.0f ? (row[j] - qw.base[j]) / fscale[j] : 0.0f;
+      const float scaled = std::min(std::max(norm * range, q_min), q_max);
+      qrow[j] = RoundHalfEvenSmall(scaled);
+    }
+    for (int64_t j = 0; j < n; ++j) qw.rowsum[j] += qrow[j];
+  }
+
+  if (cfg.type_bits == 8) {
+    cfg.is_signed ? StoreQ<int8_t>(qf, &qw.q_bytes) : StoreQ<uint8_t>(qf, &qw.q_bytes);
+  } else {
+    NUPHAR_CHECK(cfg.type_bits == 16, "config validated before quantization");
+    cfg.is_signed ? StoreQ<int16_t>(qf, &qw.q_bytes) : StoreQ<uint16_t>(qf, &qw.q_bytes);
+  }
+  return qw;
+}
+
+double QuantizedValue(const QuantizedWeight& qw, const QuantizeConfig& cfg, int64_t i) {
+  if (cfg.type_bits == 8) return cfg.is_signed ? LoadQ<int8_t>(qw.q_bytes, i) : LoadQ<uint8_t>(qw.q_bytes, i);
+  return cfg.is_signed ? LoadQ<int16_t>(qw.q_bytes, i) : LoadQ<uint16_t>(qw.q_bytes, i);
+}
+
+WeightError MeasureWeightError(const float* w, const QuantizedWeight& qw, const QuantizeConfig& cfg) {
+  WeightError e;
+  double err_sq = 0, ref_sq = 0;
+  for (int64_t r = 0; r < qw.k; ++r) {
+    for (int64_t j = 0; j < qw.n; ++j) {
+      const int64_t i = r * qw.n + j;
+      const double deq = static_cast<double>(qw.base[j]) + static_cast<double>(qw.step[j]) * QuantizedValue(qw, cfg, i);
+      const double d = std::fabs(static_cast<double>(w[i]) - deq);
+      e.max_abs_error = std::max(e.max_abs_error, d);
+      e.max_abs = std::max(e.max_abs, std::fabs(static_cast<double>(w[i])));
+      err_sq += d * d;
+      ref_sq += static_cast<double>(w[i]) * w[i];
+    }
+  }
+  e.rel_l2_error = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : 0.0;
+  return e;
+}
+
+}  // namespace nuphar::quant
