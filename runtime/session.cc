@@ -111,7 +111,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   for (const auto& t : model_in.graph().initializer()) has_initializer[t.name()] = true;
   for (const auto& vi : model_in.graph().input()) {
     inputs_.push_back(DescribeValue(vi));
-    input_required_.push_back(!has_initializer.count(vi.name()));
+    inputs_.back().has_default = has_initializer.count(vi.name()) > 0;
   }
   for (const auto& vi : model_in.graph().output()) outputs_.push_back(DescribeValue(vi));
   return Status::OK();
@@ -148,7 +148,7 @@ Status Session::CheckInputs(const NamedTensors& inputs) const {
     }
   }
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (!input_required_[i]) continue;
+    if (inputs_[i].has_default) continue;
     bool fed = false;
     for (const auto& kv : inputs) fed |= kv.first == inputs_[i].name;
     if (!fed) return Diag::Msg("missing input '" + inputs_[i].name + "'");

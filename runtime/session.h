@@ -42,6 +42,7 @@ struct ValueDesc {
   bool has_shape = false;
   std::vector<int64_t> dims;            ///< -1 where the dim is symbolic or unknown
   std::vector<std::string> dim_params;  ///< symbol name where dims[i] == -1 ("" if unknown)
+  bool has_default = false;             ///< an initializer supplies it when not fed
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
@@ -75,7 +76,6 @@ class Session {
   std::unique_ptr<ModelContext> model_;
   std::shared_ptr<GraphPlan> plan_;
   std::vector<ValueDesc> inputs_, outputs_;
-  std::vector<bool> input_required_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<Frame>> frame_pool_;  ///< frames reused across Runs
 };

@@ -1,0 +1,184 @@
+// Tensor file formats and numpy-compatible random inputs (tools/common/tensor_files.h).
+#include "tools/common/tensor_files.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "graph/model_io.h"
+#include "runtime/core/tensor_proto.h"
+
+namespace nuphar::tools {
+namespace fs = std::filesystem;
+
+namespace {
+const std::pair<const char*, DType> kNumpyNames[] = {
+    {"float32", DType::kFloat}, {"float64", DType::kDouble}, {"uint8", DType::kUint8},   {"int8", DType::kInt8},
+    {"uint16", DType::kUint16}, {"int16", DType::kInt16},    {"int32", DType::kInt32},   {"int64", DType::kInt64},
+    {"uint32", DType::kUint32}, {"uint64", DType::kUint64},  {"bool", DType::kBool},     {"float16", DType::kFloat16},
+};
+}  // namespace
+
+const char* NumpyDTypeName(DType t) {
+  for (const auto& [n, d] : kNumpyNames)
+    if (d == t) return n;
+  return "unknown";
+}
+
+Expected<NamedTensor> ReadTensorFile(const std::string& path_in) {
+  std::string path = path_in;
+  if (path.size() > 5 && path.substr(path.size() - 5) == ".json") path = path.substr(0, path.size() - 5) + ".bin";
+  auto bytes = ReadFile(path);
+  if (!bytes) return bytes.status();
+  if (path.size() > 3 && path.substr(path.size() - 3) == ".pb") {
+    onnx::TensorProto proto;
+    if (!proto.ParseFromString(*bytes)) return Diag::File(path, "not a serialized TensorProto");
+    auto t = TensorFromProto(proto);
+    if (!t) return Status(Diag::File(path, t.diag().reason));
+    return NamedTensor{proto.name(), std::move(*t)};
+  }
+  if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
+    const std::string meta_path = path.substr(0, path.size() - 4) + ".json";
+    auto meta_text = ReadFile(meta_path);
+    if (!meta_text) return meta_text.status();
+    nlohmann::json meta = nlohmann::json::parse(*meta_text, nullptr, false);
+    if (meta.is_discarded() || !meta.is_object() || !meta.contains("dtype") || !meta.contains("shape"))
+      return Diag::File(meta_path, "expected a JSON object with \"name\", \"dtype\" and \"shape\"");
+    DType dtype = DType::kUndefined;
+    for (const auto& [n, d] : kNumpyNames)
+      if (meta["dtype"] == n) dtype = d;
+    if (dtype == DType::kUndefined) return Diag::File(meta_path, "unknown dtype " + meta["dtype"].dump());
+    std::vector<int64_t> shape;
+    for (const auto& d : meta["shape"]) {
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) return Diag::File(meta_path, "shape must list non-negative integers");
+      shape.push_back(d.get<int64_t>());
+    }
+    Tensor t(dtype, shape);
+    if (bytes->size() != t.bytes())
+      return Diag::File(path, "holds " + std::to_string(bytes->size()) + " bytes, shape " + ShapeToString(shape) +
+                                  " of " + NumpyDTypeName(dtype) + " needs " + std::to_string(t.bytes()));
+    if (!bytes->empty()) std::memcpy(t.raw(), bytes->data(), bytes->size());
+    return NamedTensor{meta.value("name", std::string()), std::move(t)};
+  }
+  return Diag::File(path, "unknown tensor file type (want .pb, or .bin with a .json sidecar)");
+}
+
+Status WriteTensorPb(const std::string& path, const std::string& name, const Tensor& t) {
+  std::string bytes;
+  TensorToProto(t, name).SerializeToString(&bytes);
+  return WriteFileAtomic(path, bytes);
+}
+
+Status WriteTensorBin(const std::string& prefix, const std::string& name, const Tensor& t) {
+  nlohmann::json meta = {{"name", name}, {"dtype", NumpyDTypeName(t.dtype())}, {"shape", t.shape()}};
+  NUPHAR_RETURN_IF_ERROR(WriteFileAtomic(prefix + ".bin", std::string(static_cast<const char*>(t.raw()), t.bytes())));
+  return WriteFileAtomic(prefix + ".json", meta.dump() + "\n");
+}
+
+NumpyRandomState::NumpyRandomState(uint32_t seed) {
+  mt_[0] = seed;
+  for (int i = 1; i < 624; ++i) mt_[i] = 1812433253u * (mt_[i - 1] ^ (mt_[i - 1] >> 30)) + static_cast<uint32_t>(i);
+}
+
+uint32_t NumpyRandomState::Next() {
+  if (index_ >= 624) {
+    for (int k = 0; k < 624; ++k) {
+      const uint32_t y = (mt_[k] & 0x80000000u) | (mt_[(k + 1) % 624] & 0x7fffffffu);
+      mt_[k] = mt_[(k + 397) % 624] ^ (y >> 1) ^ ((y & 1u) ? 0x9908b0dfu : 0u);
+    }
+    index_ = 0;
+  }
+  uint32_t y = mt_[index_++];
+  y ^= y >> 11;
+  y ^= (y << 7) & 0x9d2c5680u;
+  y ^= (y << 15) & 0xefc60000u;
+  y ^= y >> 18;
+  return y;
+}
+
+double NumpyRandomState::RandomSample() {
+  const uint32_t a = Next() >> 5, b = Next() >> 6;
+  return (a * 67108864.0 + b) / 9007199254740992.0;
+}
+
+Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec) {
+  std::map<std::string, Tensor> by_name;
+  std::map<int, Tensor> by_position;
+  if (!spec.input_dir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(spec.input_dir, ec)) return Diag::File(spec.input_dir, "input directory does not exist");
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(spec.input_dir)) {
+      const std::string p = e.path().string();
+      if (p.ends_with(".pb") || p.ends_with(".bin")) files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());
+    static const std::regex positional("input_(\\d+)\\.pb");
+    for (const auto& f : files) {
+      NUPHAR_ASSIGN_OR_RETURN(NamedTensor nt, ReadTensorFile(f));
+      bool known = false;
+      for (const auto& d : session.inputs()) known |= d.name == nt.name;
+      std::smatch m;
+      const std::string base = fs::path(f).filename().string();
+      if (known) by_name.emplace(nt.name, nt.tensor);
+      else if (std::regex_match(base, m, positional)) by_position[std::stoi(m[1])] = nt.tensor;
+    }
+  }
+  NumpyRandomState rng(spec.seed);
+  NamedTensors inputs;
+  int position = 0;
+  for (const ValueDesc& d : session.inputs()) {
+    if (auto it = by_name.find(d.name); it != by_name.end()) {
+      inputs.emplace_back(d.name, it->second);
+    } else if (auto pt = by_position.find(position); pt != by_position.end()) {
+      inputs.emplace_back(d.name, pt->second);
+    } else if (d.has_default) {
+      continue;  // initializer-backed: not fed, not counted (ort_run.js excludes them too)
+    } else {
+      if (!d.has_shape) return Diag::Msg("input '" + d.name + "' has no shape in the model; feed it from --input-dir");
+      std::vector<int64_t> shape;
+      for (size_t i = 0; i < d.dims.size(); ++i) {
+        if (d.dims[i] >= 0) {
+          shape.push_back(d.dims[i]);
+          continue;
+        }
+        auto it = spec.dims.find(d.dim_params[i]);
+        if (d.dim_params[i].empty() || it == spec.dims.end())
+          return Diag::Msg("input '" + d.name + "' dim " + std::to_string(i) + " ('" + d.dim_params[i] +
+                           "') has no value; pass --dims " + (d.dim_params[i].empty() ? "NAME" : d.dim_params[i]) + "=N");
+        shape.push_back(it->second);
+      }
+      Tensor t(d.dtype, shape);
+      const int64_t n = t.size();
+      switch (d.dtype) {
+        case DType::kFloat:
+          for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(rng.RandomSample());
+          break;
+        case DType::kDouble:
+          for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = rng.RandomSample();
+          break;
+        default: {
+          if (!IsNumeric(d.dtype) || d.dtype == DType::kFloat16)
+            return Diag::Msg("input '" + d.name + "' has type " + DTypeName(d.dtype) + "; feed it from --input-dir");
+          // Integer and bool inputs are 1, as ort_run.js does (no draw from the generator).
+          const size_t es = DTypeSize(d.dtype);
+          for (int64_t i = 0; i < n; ++i) {
+            std::memset(static_cast<char*>(t.raw()) + i * es, 0, es);
+            static_cast<char*>(t.raw())[i * es] = 1;
+          }
+          break;
+        }
+      }
+      inputs.emplace_back(d.name, std::move(t));
+    }
+    ++position;
+  }
+  return inputs;
+}
+
+}  // namespace nuphar::tools

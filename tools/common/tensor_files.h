@@ -1,0 +1,53 @@
+// Tensor files shared with the ONNX Runtime peer (../shared/peer/ort_run.js):
+//   NAME.pb            a serialized onnx TensorProto
+//   NAME.bin + .json   raw little-endian C-order data + {"name","dtype","shape"} (dtype as numpy/ORT names it)
+// and random inputs drawn exactly like numpy.random.RandomState(seed).rand(*shape).astype(float32),
+// one generator for all inputs in graph-input order, so both sides are fed identical data.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+#include "runtime/core/tensor.h"
+#include "runtime/session.h"
+
+namespace nuphar::tools {
+
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+/// Reads a .pb or a .bin (with its .json sidecar; a .json path also works).
+Expected<NamedTensor> ReadTensorFile(const std::string& path);
+Status WriteTensorPb(const std::string& path, const std::string& name, const Tensor& t);
+/// Writes PREFIX.bin and PREFIX.json.
+Status WriteTensorBin(const std::string& prefix, const std::string& name, const Tensor& t);
+
+/// numpy.random.RandomState(seed) as far as rand() goes.
+class NumpyRandomState {
+ public:
+  explicit NumpyRandomState(uint32_t seed);
+  double RandomSample();  ///< == RandomState.random_sample()
+
+ private:
+  uint32_t Next();
+  uint32_t mt_[624];
+  int index_ = 624;
+};
+
+struct InputSpec {
+  std::map<std::string, int64_t> dims;  ///< symbolic dim values, from --dims name=value
+  uint32_t seed = 0;
+  std::string input_dir;  ///< feed every *.pb / *.bin found here (by stored name, else input_K.pb by position)
+};
+
+/// Inputs for every required graph input: from files when given, otherwise random floats
+/// (numpy order) and integers/bools set to 1, as ort_run.js does.
+Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec);
+
+const char* NumpyDTypeName(DType t);
+
+}  // namespace nuphar::tools
