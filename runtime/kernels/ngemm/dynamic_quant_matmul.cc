@@ -96,7 +96,7 @@ size_t DynQuantMatMulScratchBytes(DynQuantScheme scheme, int64_t M, int64_t K, i
 
 bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K, int64_t ldx,
                     const DynQuantWeights& w, const DynQuantConstants& c, void* scratch, float* Y,
-                    int64_t ldy, const float* bias_add) {
+                    int64_t ldy, const float* add, int64_t ld_add) {
   const bool symm = scheme == DynQuantScheme::kSymm16;
   if (w.packed == nullptr || w.step == nullptr || scratch == nullptr || K <= 0 || w.packed->K() != K) return false;
   if ((w.packed->type() == WeightType::kInt16) != symm) return false;
@@ -116,7 +116,7 @@ bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K,
     p.a_within_7bit = c.clip_min >= 0.0f && c.clip_max <= 127.0f;
     NgemmU8S8(l.q, M, K, l.q_row_bytes, *w.packed, l.q_y, N, p);
   }
-  for (int64_t m = 0; m < M; ++m) fns.dequantize(scheme, l.stats[m], l.q_y + m * N, N, w, c, bias_add, Y + m * ldy);
+  for (int64_t m = 0; m < M; ++m) fns.dequantize(scheme, l.stats[m], l.q_y + m * N, N, w, c, add ? add + m * ld_add : nullptr, Y + m * ldy);
   return true;
 }
 

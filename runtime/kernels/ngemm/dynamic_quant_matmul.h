@@ -18,7 +18,7 @@
 //   o2 = base*(scale*float(qsum))
 //   o3 = base*(bias*k_as_float)
 //   Y = ((o3 + o2) + o1) + o0                  (Sum's left-to-right order)
-//   then optionally Y = Y + bias_add[n]        (a following Add keeps its own rounding)
+//   then optionally Y = Y + add[m, n]          (a following Add keeps its own rounding)
 // delta' = Max(delta, guard_value) with --guard_zero_delta, else delta. A constant row gives
 // inv = inf and norm = NaN; Clip keeps NaN and Cast<int> of NaN is 0 (the reference executor's
 // rule), so q = 0 and qsum = 0 there, and Y equals the graph's because scale = 0.
@@ -65,10 +65,14 @@ struct DynQuantWeights {
 size_t DynQuantMatMulScratchBytes(DynQuantScheme scheme, int64_t M, int64_t K, int64_t N);
 
 /// Y[M, N] (row stride ldy) from X[M, K] (row stride ldx). `scratch` holds
-/// DynQuantMatMulScratchBytes bytes, 64-byte aligned. bias_add (length N) may be null. No
-/// allocation. Returns false (writing nothing) on inconsistent arguments.
+/// DynQuantMatMulScratchBytes bytes, 64-byte aligned. No allocation. Returns false (writing
+/// nothing) on inconsistent arguments.
+/// The optional following Add: Y[m, n] = Y[m, n] + add[m * ld_add + n], with ld_add = 0 for a
+/// bias broadcast over rows (length N) or N (or more) for a [M, N] tensor such as an LSTM step's
+/// input projection. The addition is one more float32 rounding, as the Add node's.
 bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K, int64_t ldx,
                     const DynQuantWeights& weights, const DynQuantConstants& constants,
-                    void* scratch, float* Y, int64_t ldy, const float* bias_add = nullptr);
+                    void* scratch, float* Y, int64_t ldy, const float* add = nullptr,
+                    int64_t ld_add = 0);
 
 }  // namespace nuphar::ngemm

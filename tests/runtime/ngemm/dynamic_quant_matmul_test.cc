@@ -95,7 +95,8 @@ struct Model {
   DynQuantScheme scheme;
   int64_t K, N;
   std::vector<int32_t> wq;  // [K, N]
-  Tensor step, base, rowsum, bias_add;
+  Tensor step, base, rowsum, bias_add;  // bias_add: [N] (ld_add = 0) or [M, N] (ld_add = N)
+  int64_t ld_add = 0;
   DynQuantConstants c;
 };
 
@@ -145,7 +146,7 @@ Tensor RunGraph(const Model& g, const Tensor& X, int64_t M) {
     // Sum(o3, o2, o1, o0): left to right.
     y = Binary(Binary(Binary(o3, o2, M * N, 1, true, kAdd), o1, M * N, 1, true, kAdd), o0, M * N, 1, true, kAdd);
   }
-  if (!g.bias_add.empty()) y = Binary(y, g.bias_add, M, N, false, kAdd);
+  if (!g.bias_add.empty()) y = g.ld_add == 0 ? Binary(y, g.bias_add, M, N, false, kAdd) : Binary(y, g.bias_add, M * N, 1, true, kAdd);
   return y;
 }
 
@@ -233,7 +234,7 @@ void RunFused(const Model& g, const Tensor& X, int64_t M, const std::string& wha
   std::unique_ptr<uint8_t, decltype(&std::free)> scratch(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), &std::free);
   testing::GuardBuffer<float> Y(static_cast<size_t>(M * g.N));
   ASSERT_TRUE(DynQuantMatMul(g.scheme, X.data(), M, g.K, g.K, w, g.c, scratch.get(), Y.data(), g.N,
-                             g.bias_add.empty() ? nullptr : g.bias_add.data()));
+                             g.bias_add.empty() ? nullptr : g.bias_add.data(), g.ld_add));
   ExpectBitIdentical(RunGraph(g, X, M), Y.data(), M, g.N, what);
 }
 
@@ -281,11 +282,17 @@ TEST_P(DynQuantTest, ConstantRowsGiveTheGraphsValues) {
   EXPECT_EQ(y[24], 0.0f);  // the all-zero row gives exactly 0 (bias_X = 0, scale_X = 0)
 }
 
-TEST_P(DynQuantTest, LstmShapes) {
+TEST_P(DynQuantTest, LstmShapesWithFollowingAddOfInputProjection) {
+  // The Scan body's Add(input projection row, Y): an [M, N] addend.
   std::mt19937 rng(45);
-  for (int64_t H : {128, 512}) {
-    const Model g = MakeModel(DynQuantScheme::kAsymm8, H, 4 * H, false, true, rng);
-    RunFused(g, MakeInput(3, H, rng), 3, "lstm H=" + std::to_string(H));
+  for (int64_t H : {64, 128, 512}) {
+    Model g = MakeModel(DynQuantScheme::kAsymm8, H, 4 * H, false, false, rng);
+    const int64_t M = 3;
+    g.ld_add = 4 * H;
+    std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+    g.bias_add.resize(M * 4 * H);
+    for (auto& v : g.bias_add) v = d(rng);
+    RunFused(g, MakeInput(M, H, rng), M, "lstm H=" + std::to_string(H));
   }
 }
 
