@@ -1,0 +1,106 @@
+// model_editor: the tool around editor/editor.h. Flags as in the original (spec §2.1) plus the
+// nuphar-cpp additions (--skip_shape_inference, --remain_inputs, --zero_state_as_input).
+// Exit codes: 0 success, 1 conversion/IO error (nothing written), 2 usage error.
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "editor/editor.h"
+#include "graph/error.h"
+#include "graph/model_io.h"
+
+namespace {
+
+// Every node output of every graph has a known rank after inference (the original's
+// "Incomplete symbolic shape inference" check, E7), else the first such name.
+std::string FirstUnshapedOutput(const onnx::GraphProto& g) {
+  std::unordered_set<std::string> shaped;
+  for (const auto* list : {&g.value_info(), &g.output(), &g.input()})
+    for (const auto& vi : *list)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) shaped.insert(vi.name());
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output())
+      if (!o.empty() && !shaped.count(o)) return o;
+    for (const auto& a : n.attribute())
+      if (a.has_g())
+        if (auto s = FirstUnshapedOutput(a.g()); !s.empty()) return s;
+  }
+  return "";
+}
+
+// E7: ONNX's C++ inference for now; the project's symbolic shape_infer replaces it at this
+// call site once that library is usable.
+nuphar::Status InferShapes(onnx::ModelProto* model) {
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/1, /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    return nuphar::Diag::Msg(std::string("shape inference failed: ") + e.what() +
+                             " (use --skip_shape_inference to write the model without it)");
+  }
+  if (std::string name = FirstUnshapedOutput(model->graph()); !name.empty())
+    return nuphar::Diag::Msg("incomplete shape inference: no shape for '" + name +
+                             "' (use --skip_shape_inference to write the model without it)");
+  return nuphar::Status::OK();
+}
+
+int Fail(const nuphar::Status& s) {
+  std::cerr << "model_editor: error: " << s.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::ostringstream mode_help;
+  mode_help << "one of:";
+  std::vector<std::string> mode_names;
+  for (const auto& m : nuphar::editor::EditorModes()) {
+    mode_names.push_back(m.name);
+    mode_help << "\n  " << m.name << ": " << m.help;
+  }
+  CLI::App app{"model_editor: rewrite an ONNX model for Nuphar (nuphar-cpp).\n"
+               "Differences from the original: GRU Rbh and sequence_lens are handled per the ONNX spec in every "
+               "direction; zero states are created once; node forms follow the model's opset; the IR version is "
+               "never lowered; generated names are unique; nodes in subgraphs are converted too."};
+  std::string input, output, mode, remain_inputs;
+  nuphar::editor::EditorOptions options;
+  bool skip_shape_inference = false;
+  app.add_option("--input", input, "input model")->required();
+  app.add_option("--output", output, "output model (may equal --input; written only on success)")->required();
+  app.add_option("--mode", mode, mode_help.str())->required()->check(CLI::IsMember(mode_names));
+  app.add_flag("--keep_unconvertible_loop_ops", options.keep_unconvertible_loop_ops,
+               "loop_to_scan: keep a Loop that cannot be converted (with a warning) instead of failing");
+  app.add_flag("--skip_shape_inference", skip_shape_inference, "write the converted model without shape inference");
+  app.add_option("--remain_inputs", remain_inputs,
+                 "remove_initializers_from_inputs: comma-separated inputs to keep");
+  app.add_flag("--zero_state_as_input", options.zero_state_as_input,
+               "to_scan: also list default zero-state initializers as graph inputs (the original's behaviour)");
+  app.add_flag("-v,--verbose", options.verbose, "explain every candidate node that was skipped");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  std::stringstream ss(remain_inputs);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) options.remain_inputs.push_back(item);
+
+  std::cout << "input model: " << input << "\n" << "output model " << output << "\n";
+  onnx::ModelProto model;
+  if (auto s = nuphar::LoadModel(input, &model); !s.ok()) return Fail(s);
+  for (const auto& m : nuphar::editor::EditorModes())
+    if (m.name == mode) std::cout << m.message << "\n";
+  if (auto s = nuphar::editor::RunEditor(mode, &model, options); !s.ok()) return Fail(s.WithFile(input));
+  if (!skip_shape_inference) {
+    std::cout << "Running symbolic shape inference on output model\n";
+    if (auto s = InferShapes(&model); !s.ok()) return Fail(s);
+  }
+  if (auto s = nuphar::SaveModel(model, output); !s.ok()) return Fail(s);
+  std::cout << "Done!\n";
+  return 0;
+}
