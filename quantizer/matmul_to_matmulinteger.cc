@@ -191,23 +191,32 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
     *skip = "weight '" + t.name() + "' is " + DTypeName(static_cast<DType>(t.data_type())) + ", not float32";
     return nullptr;
   }
-  auto values = ReadTensor<float>(t);
-  if (!values.ok()) return values.status();
   int64_t k = t.dims(0), n = t.dims(1);
   if (k == 0 || n == 0) {
     *skip = "weight '" + t.name() + "' is empty";
     return nullptr;
   }
-  std::vector<float> data = std::move(*values);
+  // Read raw_data in place (the common case, and the big one); typed fields are copied.
+  std::vector<float> copy;
+  const float* data = nullptr;
+  if (t.has_raw_data() && t.raw_data().size() == static_cast<size_t>(k * n) * sizeof(float)) {
+    data = reinterpret_cast<const float*>(t.raw_data().data());
+  } else {
+    auto values = ReadTensor<float>(t);
+    if (!values.ok()) return values.status();
+    copy = std::move(*values);
+    data = copy.data();
+  }
   if (transposed) {
-    std::vector<float> tr(data.size());
+    std::vector<float> tr(static_cast<size_t>(k * n));
     for (int64_t r = 0; r < k; ++r) {
       for (int64_t c = 0; c < n; ++c) tr[c * k + r] = data[r * n + c];
     }
-    data.swap(tr);
+    copy.swap(tr);
+    data = copy.data();
     std::swap(k, n);
   }
-  auto qw = QuantizeWeightPerColumn(data.data(), k, n, cfg.w, cfg.symmetric);
+  auto qw = QuantizeWeightPerColumn(data, k, n, cfg.w, cfg.symmetric);
   if (!qw.ok()) {
     *skip = "weight '" + t.name() + "': " + qw.diag().reason;
     return nullptr;
@@ -217,7 +226,7 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   cw.symmetric = cfg.symmetric;
   cw.n = n;
   cw.names.k = k;
-  if (options_.compute_weight_error) cw.error = MeasureWeightError(data.data(), *qw, cfg.w);
+  if (options_.compute_weight_error) cw.error = MeasureWeightError(data, *qw, cfg.w);
 
   // Main-graph initializers, in the original's order: step, qparam[, base, rowsum].
   const std::string base_name = transposed ? t.name() + "_trans" : t.name();
@@ -225,8 +234,12 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   cw.names.step = names_.ReserveFixed(base_name + "_step");
   *main->add_initializer() = MakeTensor<float>(cw.names.step, {n}, qw->step);
   cw.names.qparam = names_.ReserveFixed(base_name + "_qparam");
-  *main->add_initializer() = MakeTensor(cw.names.qparam, static_cast<DType>(StorageDataType(cfg.w)), {k, n},
-                                        qw->q_bytes.data(), qw->q_bytes.size());
+  onnx::TensorProto* qparam = main->add_initializer();  // filled by move: the biggest tensor
+  qparam->set_name(cw.names.qparam);
+  qparam->set_data_type(StorageDataType(cfg.w));
+  qparam->add_dims(k);
+  qparam->add_dims(n);
+  qparam->set_raw_data(std::move(qw->q_bytes));
   if (!cfg.symmetric) {
     cw.names.base = names_.ReserveFixed(base_name + "_base");
     *main->add_initializer() = MakeTensor<float>(cw.names.base, {n}, qw->base);

@@ -10,11 +10,37 @@
 namespace nuphar::quant {
 namespace {
 
+/// Quantizes row by row straight into the storage type; one row of floats as scratch.
 template <class Q>
-void StoreQ(const std::vector<float>& qf, std::string* out) {
-  out->resize(qf.size() * sizeof(Q));
-  Q* dst = reinterpret_cast<Q*>(out->data());
-  for (size_t i = 0; i < qf.size(); ++i) dst[i] = static_cast<Q>(qf[i]);
+void QuantizeRows(const float* w, const std::vector<float>& fscale, float range, float q_min, float q_max,
+                  QuantizedWeight* qw) {
+  const int64_t k = qw->k, n = qw->n;
+  qw->q_bytes.resize(static_cast<size_t>(k * n) * sizeof(Q));
+  Q* out = reinterpret_cast<Q*>(qw->q_bytes.data());
+  const float* base = qw->base.data();
+  float* rowsum = qw->rowsum.data();
+  // Where fscale == 0 the whole column equals base, so W - base is +0 and dividing by 1 gives
+  // the original's 0 without a per-element branch (keeps the loop vectorisable).
+  std::vector<float> divisor(n);
+  for (int64_t j = 0; j < n; ++j) divisor[j] = fscale[j] != 0.0f ? fscale[j] : 1.0f;
+  std::vector<float> row_q(n);
+  std::vector<int32_t> row_i(n);
+  for (int64_t r = 0; r < k; ++r) {
+    const float* row = w + r * n;
+    for (int64_t j = 0; j < n; ++j) {
+      // A true division (not a reciprocal multiply), as the original's float32 np.divide.
+      const float norm = (row[j] - base[j]) / divisor[j];
+      const float scaled = std::min(std::max(norm * range, q_min), q_max);
+      row_q[j] = RoundHalfEvenSmall(scaled);
+    }
+    Q* out_row = out + r * n;
+    // Two simple loops (float -> int32, int32 -> Q) vectorise where float -> int8 does not.
+    for (int64_t j = 0; j < n; ++j) {
+      rowsum[j] += row_q[j];
+      row_i[j] = static_cast<int32_t>(row_q[j]);
+    }
+    for (int64_t j = 0; j < n; ++j) out_row[j] = static_cast<Q>(row_i[j]);
+  }
 }
 
 template <class Q>
@@ -29,9 +55,14 @@ double LoadQ(const std::string& bytes, int64_t i) {
 Expected<QuantizedWeight> QuantizeWeightPerColumn(const float* w, int64_t k, int64_t n,
                                                   const QuantizeConfig& cfg, bool symmetric) {
   NUPHAR_CHECK(k > 0 && n > 0, "weight must not be empty");
+  // Exponent bits all ones = Inf or NaN; an OR-reduction over the bits vectorises, isfinite does not.
+  uint32_t non_finite = 0;
   for (int64_t i = 0; i < k * n; ++i) {
-    if (!std::isfinite(w[i])) return Diag::Msg("the weight holds a non-finite value");
+    uint32_t bits;
+    std::memcpy(&bits, w + i, sizeof(bits));
+    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
   }
+  if (non_finite) return Diag::Msg("the weight holds a non-finite value");
   const float range = static_cast<float>(cfg.q_range());
   const float q_min = static_cast<float>(cfg.q_min());
   const float q_max = static_cast<float>(cfg.q_max());
@@ -77,24 +108,12 @@ Expected<QuantizedWeight> QuantizeWeightPerColumn(const float* w, int64_t k, int
 
   // q = clamp(round_half_even(norm * R)). Clamping before rounding gives the same result
   // (the bounds are integers and rounding is monotonic) and keeps |x| small for the magic add.
-  std::vector<float> qf(static_cast<size_t>(k * n));
   qw.rowsum.assign(n, 0.0f);
-  for (int64_t r = 0; r < k; ++r) {
-    const float* row = w + r * n;
-    float* qrow = qf.data() + r * n;
-    for (int64_t j = 0; j < n; ++j) {
-      const float norm = fscale[j] != 0.0f ? (row[j] - qw.base[j]) / fscale[j] : 0.0f;
-      const float scaled = std::min(std::max(norm * range, q_min), q_max);
-      qrow[j] = RoundHalfEvenSmall(scaled);
-    }
-    for (int64_t j = 0; j < n; ++j) qw.rowsum[j] += qrow[j];
-  }
-
   if (cfg.type_bits == 8) {
-    cfg.is_signed ? StoreQ<int8_t>(qf, &qw.q_bytes) : StoreQ<uint8_t>(qf, &qw.q_bytes);
+    cfg.is_signed ? QuantizeRows<int8_t>(w, fscale, range, q_min, q_max, &qw) : QuantizeRows<uint8_t>(w, fscale, range, q_min, q_max, &qw);
   } else {
     NUPHAR_CHECK(cfg.type_bits == 16, "config validated before quantization");
-    cfg.is_signed ? StoreQ<int16_t>(qf, &qw.q_bytes) : StoreQ<uint16_t>(qf, &qw.q_bytes);
+    cfg.is_signed ? QuantizeRows<int16_t>(w, fscale, range, q_min, q_max, &qw) : QuantizeRows<uint16_t>(w, fscale, range, q_min, q_max, &qw);
   }
   return qw;
 }
