@@ -22,8 +22,8 @@ inline const uint8_t* PanelAt(const NgemmTileArgs& t, int64_t col) {
 template <class Op, int MR, int NP>
 void MicroTile(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   const __m256i ones16 = _mm256_set1_epi16(1);
-  const uint8_t* p0 = PanelAt(t, col0);
-  const uint8_t* p1 = NP > 1 ? PanelAt(t, col0 + 8) : p0;
+  const uint8_t* panel[NP];
+  for (int p = 0; p < NP; ++p) panel[p] = PanelAt(t, col0 + 8 * p);
   const uint8_t* a = t.a + row0 * t.lda_bytes;
   const int64_t lda = t.lda_bytes;
   const int64_t row_bytes = t.k_elems * ActivationBytes(t.mode);
@@ -33,24 +33,22 @@ void MicroTile(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   for (int r = 0; r < MR; ++r)
     for (int p = 0; p < NP; ++p) acc[r][p] = _mm256_setzero_si256();
 
-  // One k-group: NP panel vectors loaded once, reused by MR broadcast rows.
-  auto step = [&](const uint8_t* b0, const uint8_t* b1, auto load_group) __attribute__((always_inline)) {
-    const __m256i v0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b0));
-    const __m256i v1 = NP > 1 ? _mm256_load_si256(reinterpret_cast<const __m256i*>(b1)) : v0;
+  // One k-group: MR broadcast rows times NP panel vectors.
+  auto step = [&](int64_t offset, auto load_group) __attribute__((always_inline)) {
     for (int r = 0; r < MR; ++r) {
       const typename Op::A ar = Op::Prepare(load_group(r));
-      acc[r][0] = _mm256_add_epi32(acc[r][0], Op::Dot(ar, v0, ones16));
-      if constexpr (NP > 1) acc[r][1] = _mm256_add_epi32(acc[r][1], Op::Dot(ar, v1, ones16));
+      for (int p = 0; p < NP; ++p) {
+        const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(panel[p] + offset));
+        acc[r][p] = _mm256_add_epi32(acc[r][p], Op::Dot(ar, v, ones16));
+      }
     }
   };
-  const uint8_t* b0 = p0;
-  const uint8_t* b1 = p1;
-  for (int64_t g = 0; g < full_groups; ++g, b0 += kGroupBytes, b1 += kGroupBytes) {
+  for (int64_t g = 0; g < full_groups; ++g) {
     const uint8_t* ag = a + 4 * g;
-    step(b0, b1, [&](int r) { return LoadGroup(ag + r * lda); });
+    step(g * kGroupBytes, [&](int r) { return LoadGroup(ag + r * lda); });
   }
   if (row_bytes % 4 != 0) {
-    step(b0, b1, [&](int r) { return LoadActivationGroup(a + r * lda, 4 * full_groups, row_bytes); });
+    step(full_groups * kGroupBytes, [&](int r) { return LoadActivationGroup(a + r * lda, 4 * full_groups, row_bytes); });
   }
   for (int r = 0; r < MR; ++r) {
     int32_t* c = t.c + (row0 + r) * t.ldc + col0;
