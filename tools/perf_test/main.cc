@@ -1,0 +1,150 @@
+// perf_test: times a model on the nuphar runtime and prints one JSON line, the same fields as
+// ../shared/peer/ort_run.js, so the two can be compared side by side on identical inputs.
+//
+//   perf_test [-e ENGINE] [-r N | -t SECONDS] [-x THREADS] [--dims name=value,...] [--seed S]
+//             [--input-dir DIR] [--dump-outputs DIR] [--warmup W] MODEL
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "graph/model_io.h"
+#include "runtime/session.h"
+#include "tools/common/cli.h"
+#include "tools/common/tensor_files.h"
+
+using namespace nuphar;
+using namespace nuphar::tools;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kTool = "perf_test";
+
+std::string SafeName(std::string n) {
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  return n;
+}
+
+Expected<std::map<std::string, int64_t>> ParseDims(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& spec : specs) {
+    size_t start = 0;
+    while (start < spec.size()) {
+      size_t comma = spec.find(',', start);
+      std::string kv = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? spec.size() : comma + 1;
+      if (kv.empty()) continue;
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return Diag::Msg("--dims entry '" + kv + "' is not name=value");
+      try {
+        size_t used = 0;
+        const long long v = std::stoll(kv.substr(eq + 1), &used);
+        if (used != kv.size() - eq - 1 || v < 0) throw std::invalid_argument(kv);
+        dims[kv.substr(0, eq)] = v;
+      } catch (const std::exception&) {
+        return Diag::Msg("--dims entry '" + kv + "' needs a non-negative integer value");
+      }
+    }
+  }
+  return dims;
+}
+
+nlohmann::json Describe(const std::string& name, const Tensor& t) {
+  return {{"name", name}, {"dtype", NumpyDTypeName(t.dtype())}, {"shape", t.shape()}};
+}
+
+double Round3(double x) { return std::round(x * 1000) / 1000; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Times a model on the nuphar runtime; prints one JSON line (median_ms, min_ms, p90_ms, load_ms, ...)."};
+  std::string engine = "jit", model, input_dir, dump_dir, settings;
+  int runs = 20, threads = 1, warmup = 3;
+  double seconds = 0;
+  uint32_t seed = 0;
+  std::vector<std::string> dim_specs;
+  app.add_option("-e,--engine", engine, "jit (JIT where possible, reference elsewhere) or reference")
+      ->check(CLI::IsMember({"jit", "reference"}));
+  auto* r_opt = app.add_option("-r,--runs", runs, "timed runs (default 20)")->check(CLI::PositiveNumber);
+  app.add_option("-t,--time", seconds, "run for at least this many seconds instead of -r")
+      ->check(CLI::PositiveNumber)
+      ->excludes(r_opt);
+  app.add_option("-x,--threads", threads, "worker threads including the caller (default 1)")->check(CLI::Range(1, 256));
+  app.add_option("--dims", dim_specs, "values for symbolic dims: name=value,...");
+  app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
+  app.add_option("--input-dir", input_dir, "feed inputs from *.pb / *.bin files in DIR");
+  app.add_option("--dump-outputs", dump_dir, "write every output as NAME.bin+.json and output_K.pb, plus manifest.json");
+  app.add_option("--warmup", warmup, "untimed runs first (default 3)")->check(CLI::NonNegativeNumber);
+  app.add_option("--settings", settings, "runtime settings string key:value,...");
+  app.add_option("model", model, "the ONNX model")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  auto dims = ExitOnErr(kTool, ParseDims(dim_specs));
+  SessionOptions options;
+  options.num_threads = threads;
+  options.settings = "nuphar_execution_mode:" + std::string(engine == "jit" ? "jit" : "reference") +
+                     (settings.empty() ? "" : ", " + settings);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto session = ExitOnErr(kTool, Session::Create(model, options));
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  InputSpec spec;
+  spec.dims = dims;
+  spec.seed = seed;
+  spec.input_dir = input_dir;
+  auto inputs = ExitOnErr(kTool, MakeInputs(*session, spec));
+
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < warmup; ++i) outputs = ExitOnErr(kTool, session->Run(inputs));
+  std::vector<double> times;
+  const auto start = std::chrono::steady_clock::now();
+  while (true) {
+    const auto s = std::chrono::steady_clock::now();
+    outputs = ExitOnErr(kTool, session->Run(inputs));
+    const auto e = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(e - s).count());
+    const double elapsed = std::chrono::duration<double>(e - start).count();
+    if (seconds > 0 ? elapsed >= seconds : static_cast<int>(times.size()) >= runs) break;
+  }
+
+  if (!dump_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(dump_dir, ec);
+    if (ec) return ReportError(kTool, Diag::File(dump_dir, "cannot create the directory: " + ec.message()));
+    nlohmann::json manifest = nlohmann::json::array();
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const std::string& name = session->outputs()[k].name;
+      const std::string file = SafeName(name);
+      ExitOnErr(kTool, WriteTensorBin((fs::path(dump_dir) / file).string(), name, outputs[k]));
+      ExitOnErr(kTool, WriteTensorPb((fs::path(dump_dir) / ("output_" + std::to_string(k) + ".pb")).string(), name,
+                                     outputs[k]));
+      manifest.push_back({{"name", name}, {"file", file + ".bin"}, {"pb", "output_" + std::to_string(k) + ".pb"},
+                          {"dtype", NumpyDTypeName(outputs[k].dtype())}, {"shape", outputs[k].shape()}});
+    }
+    ExitOnErr(kTool, WriteFileAtomic((fs::path(dump_dir) / "manifest.json").string(), manifest.dump(1) + "\n"));
+  }
+
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  double mean = 0;
+  for (double t : sorted) mean += t / static_cast<double>(n);
+  const double p90 = sorted[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
+  nlohmann::json in_meta = nlohmann::json::array(), out_meta = nlohmann::json::array();
+  for (const auto& [name, t] : inputs) in_meta.push_back(Describe(name, t));
+  for (size_t k = 0; k < outputs.size(); ++k) out_meta.push_back(Describe(session->outputs()[k].name, outputs[k]));
+  nlohmann::json out = {{"model", model},          {"engine", engine},          {"threads", threads},
+                        {"seed", seed},            {"dims", dims},              {"inputs", in_meta},
+                        {"outputs", out_meta},     {"load_ms", Round3(load_ms)}, {"warmup", warmup},
+                        {"iters", n},              {"median_ms", Round3(median)}, {"min_ms", Round3(sorted.front())},
+                        {"mean_ms", Round3(mean)}, {"p90_ms", Round3(p90)},     {"max_ms", Round3(sorted.back())}};
+  std::printf("%s\n", out.dump().c_str());
+  return kExitOk;
+}
