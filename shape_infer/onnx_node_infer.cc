@@ -1,0 +1,128 @@
+// libonnx per-node inference (spec S5, §2.4) and the constants it is given as input data.
+//
+// Each node is inferred alone through onnx::shape_inference::InferShapes on a one-node graph:
+// inputs carry the current types, outputs are name-only placeholders (so sequence/optional
+// outputs do not clash, §6 item 5), every small known constant (initializer, Constant output,
+// fully literal tracked value) is attached as an initializer so ONNX can read shape inputs
+// (§6 item 3). An exception from libonnx means "no information" for this node.
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <cmath>
+#include <iostream>
+#include <unordered_set>
+
+#include "graph/tensor_data.h"
+#include "shape_infer/graph_inferencer.h"
+
+namespace nuphar::shape_infer {
+namespace {
+
+constexpr size_t kMaxConstantElements = 4096;  // shape-like data only; weights are never needed
+
+size_t ElementCount(const onnx::TensorProto& t) {
+  size_t n = 1;
+  for (int64_t d : t.dims()) n *= static_cast<size_t>(std::max<int64_t>(d, 0));
+  return n;
+}
+
+// A literal tracked value as a tensor of the declared integer type, for ONNX's input data.
+std::optional<onnx::TensorProto> TensorFromTracked(const std::string& name, const TrackedValue& v, int32_t elem) {
+  if (v.is_float || !v.AllLiteral() || v.values.size() > kMaxConstantElements) return std::nullopt;
+  std::vector<int64_t> ints;
+  for (const auto& e : v.values) {
+    auto i = e.AsInt();
+    if (!i) return std::nullopt;
+    ints.push_back(*i);
+  }
+  if (elem == static_cast<int32_t>(DType::kInt64)) return MakeTensor<int64_t>(name, v.dims, ints);
+  if (elem == static_cast<int32_t>(DType::kInt32)) {
+    std::vector<int32_t> narrow(ints.begin(), ints.end());
+    return MakeTensor<int32_t>(name, v.dims, narrow);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
+  onnx::GraphProto g;
+  *g.add_node() = node;
+  std::unordered_set<std::string> added;
+  for (const auto& in : node.input()) {
+    if (in.empty() || !added.insert(in).second) continue;
+    const onnx::ValueInfoProto* vi = FindValueInfo(in);
+    if (!vi || !vi->has_type()) continue;
+    *g.add_input() = *vi;
+    if (const onnx::TensorProto* c = FindConstant(in)) {
+      if (ElementCount(*c) <= kMaxConstantElements && c->data_location() != onnx::TensorProto::EXTERNAL) {
+        *g.add_initializer() = *c;
+        g.mutable_initializer(g.initializer_size() - 1)->set_name(in);
+      }
+    } else if (const TrackedValue* t = FindTracked(in)) {
+      int32_t elem = vi->type().has_tensor_type() ? vi->type().tensor_type().elem_type() : 0;
+      if (auto tensor = TensorFromTracked(in, *t, elem)) *g.add_initializer() = std::move(*tensor);
+    }
+  }
+  std::unordered_set<std::string> outputs;
+  for (const auto& o : node.output()) {
+    if (o.empty() || !outputs.insert(o).second) continue;
+    g.add_output()->set_name(o);
+  }
+  try {
+    onnx::shape_inference::InferShapes(&g, root_->opsets, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, false));
+  } catch (const std::exception& e) {
+    if (root_->options.verbose > 0)
+      std::cerr << "shape_infer: note: ONNX inference of " << node.op_type() << " '" << node.name()
+                << "' failed: " << e.what() << "\n";
+  }
+  for (const auto& vi : g.value_info())
+    if (outputs.count(vi.name())) MutableValueInfo(vi.name()) = vi;
+}
+
+std::optional<sym::Rational> ExactRational(double v) {
+  if (!std::isfinite(v)) return std::nullopt;
+  if (v == 0) return sym::Rational(0);
+  int exp = 0;
+  double m = std::frexp(v, &exp);  // v = m * 2^exp, 0.5 <= |m| < 1
+  int64_t mant = static_cast<int64_t>(std::ldexp(m, 53));
+  exp -= 53;
+  while ((mant % 2) == 0 && exp < 0) mant /= 2, ++exp;
+  try {
+    if (exp >= 0) {
+      if (exp > 62) return std::nullopt;
+      return sym::Rational(mant) * sym::Rational(int64_t{1} << exp);
+    }
+    if (-exp > 62) return std::nullopt;
+    return sym::Rational(mant, int64_t{1} << -exp);
+  } catch (const sym::SymOverflow&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<TrackedValue> TrackedFromTensor(const onnx::TensorProto& t, size_t max_elements) {
+  if (ElementCount(t) > max_elements || t.data_location() == onnx::TensorProto::EXTERNAL) return std::nullopt;
+  TrackedValue v;
+  v.dims.assign(t.dims().begin(), t.dims().end());
+  auto dtype = static_cast<DType>(t.data_type());
+  if (dtype == DType::kFloat || dtype == DType::kDouble || dtype == DType::kFloat16 || dtype == DType::kBfloat16) {
+    auto values = ReadTensorAsDouble(t);
+    if (!values.ok()) return std::nullopt;
+    for (double d : *values) {
+      auto r = ExactRational(d);
+      if (!r) return std::nullopt;
+      v.values.emplace_back(*r);
+    }
+    v.is_float = true;
+    return v;
+  }
+  if (!IsNumeric(dtype) && dtype != DType::kBool) return std::nullopt;
+  auto values = ReadTensorAsInt64(t);
+  if (!values.ok()) return std::nullopt;
+  for (int64_t i : *values) v.values.emplace_back(i);
+  return v;
+}
+
+}  // namespace nuphar::shape_infer
