@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the unit tests and the ONNX backend
+# conformance suite (Release build), then the unit tests again under ASan+UBSan.
+# Usage: scripts/test.sh            (NUPHAR_SKIP_SANITIZE=1 skips the sanitizer pass)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+bash "$root/scripts/setup.sh"
+
+bash "$root/scripts/build.sh" "$root/build"
+(cd "$root/build" && ctest --output-on-failure -j "$jobs")
+
+if [ "${NUPHAR_SKIP_SANITIZE:-0}" != 1 ]; then
+  # Sanitizer pass: unit tests only (the conformance suite forks per test and takes longer).
+  bash "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUPHAR_SANITIZE=ON -DNUPHAR_BUILD_BENCH=OFF
+  (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest --output-on-failure -j "$jobs" -E '^conformance_')
+fi
