@@ -119,9 +119,27 @@ Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
 
 }  // namespace
 
-Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph, const ModelContext& model,
+Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   auto plan = std::make_shared<GraphPlan>();
+  OpsetOverrides opset_overrides;
+  const onnx::GraphProto* graph_ptr = &graph_in;
+  bool any_missing_kernel = false;  // copy the graph (initializers included) only when needed
+  for (const auto& node : graph_in.node())
+    any_missing_kernel |= KernelRegistry::Get().Find(node.domain(), node.op_type()) == nullptr;
+  if (any_missing_kernel) {
+    auto copy = std::make_shared<onnx::GraphProto>(graph_in);
+    auto expanded = ExpandFunctionNodes(copy.get(), model, &opset_overrides);
+    if (!expanded) {
+      Status s = expanded.status();
+      return s.WithGraph(graph_in.name()).WithFile(model.file);
+    }
+    if (*expanded > 0) {
+      plan->expanded_ = std::move(copy);
+      graph_ptr = plan->expanded_.get();
+    }
+  }
+  const onnx::GraphProto& graph = *graph_ptr;
   plan->name_ = graph.name();
   PlanScope scope;
   scope.plan = plan.get();
@@ -199,7 +217,8 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     }
     for (const auto& o : node.output()) pn.outputs.push_back(o.empty() ? -1 : scope.refs.at(o));
 
-    const int opset = model.OpsetFor(node.domain());
+    auto ov = opset_overrides.find(node.name());
+    const int opset = ov != opset_overrides.end() ? ov->second : model.OpsetFor(node.domain());
     if (opset < 0) return fail(Diag::Node(node, "the model imports no opset for domain '" + node.domain() + "'"));
     KernelFactory factory = registry.Find(node.domain(), node.op_type());
     if (!factory)

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "graph/error.h"
+#include "runtime/core/function_expand.h"
 #include "runtime/core/tensor.h"
 #include "runtime/kernels/kernel.h"
 
@@ -76,6 +77,7 @@ class GraphPlan {
   std::vector<std::string> input_names_, output_names_;
   std::vector<int> input_slots_, input_defaults_, output_refs_;
   std::vector<PlanNode> nodes_;
+  std::shared_ptr<onnx::GraphProto> expanded_;  ///< the graph with function ops expanded, if any were
 };
 
 /// Name resolution while a plan is being compiled (lives only during GraphPlan::Compile).
