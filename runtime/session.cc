@@ -4,11 +4,13 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
 #include "graph/model_io.h"
 #include "runtime/core/graph_plan.h"
+#include "runtime/core/settings.h"
 
 namespace nuphar {
 namespace {
@@ -76,6 +78,11 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
   std::unique_ptr<Session> s(new Session());
   s->options_ = options;
   if (options.num_threads < 1) return Diag::Msg("num_threads must be at least 1");
+  std::vector<std::string> warnings;
+  auto settings = Settings::Parse(options.settings, &warnings);
+  if (!settings) return settings.status();
+  for (const auto& w : warnings) std::fprintf(stderr, "nuphar: warning: %s\n", w.c_str());
+  s->settings_ = std::make_unique<Settings>(std::move(*settings));
   Status st = s->Init(model, origin);
   if (!st.ok()) return st.WithFile(origin);
   return s;

@@ -27,6 +27,7 @@ namespace nuphar {
 class GraphPlan;
 class Frame;
 struct ModelContext;
+class Settings;
 
 struct SessionOptions {
   /// Nuphar-style settings string "key:value, key:value" (README, "Runtime settings").
@@ -72,6 +73,7 @@ class Session {
   void ReleaseFrame(std::unique_ptr<Frame> frame) const;
 
   SessionOptions options_;
+  std::unique_ptr<Settings> settings_;
   std::string origin_;
   std::unique_ptr<ModelContext> model_;
   std::shared_ptr<GraphPlan> plan_;
