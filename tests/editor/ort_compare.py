@@ -31,11 +31,20 @@ def ort(model, out_dir, args, input_dir=None):
     cmd = ['node', os.path.join(PEER, 'ort_run.js'), model, '--iters', '1', '--warmup', '0', '--quiet',
            '--dump-outputs', out_dir, '--seed', '0']
     if args.dims: cmd += ['--dims', args.dims]
+    cmd += args.ort_args.split()
     if input_dir: cmd += ['--input-dir', input_dir]
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         return None, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else 'failed'
     return load_dump(out_dir), ''
+
+
+def all_op_types(g):
+    for n in g.node:
+        yield n.op_type
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from all_op_types(a.g)
 
 
 def node_test_model(test_dir, tmp):
@@ -67,6 +76,7 @@ def main():
     ap.add_argument('--atol', type=float, default=1e-5)
     ap.add_argument('--dims', default='')
     ap.add_argument('--editor-args', default='')
+    ap.add_argument('--ort-args', default='', help='extra ort_run.js flags, e.g. "--const sr=16000"')
     args = ap.parse_args()
     bad = 0
     for p in args.paths:
@@ -94,7 +104,11 @@ def main():
                 we = max(float(np.max(np.abs(expected[k] - b[k]))) for k in expected)
                 line += f'; converted vs expected {we:.3g}'
                 ok = ok and we <= args.atol
-            left = [n.op_type for n in onnx.load(conv).graph.node if n.op_type in ('LSTM', 'GRU', 'RNN', 'Loop')]
+            try:
+                onnx.checker.check_model(onnx.load(conv), full_check=True)
+            except Exception as e:  # noqa: BLE001 - report any checker failure
+                print(f'FAIL {p}: onnx.checker: {str(e).splitlines()[0]}'); bad += 1; continue
+            left = [t for t in all_op_types(onnx.load(conv).graph) if t in ('LSTM', 'GRU', 'RNN', 'Loop')]
             if args.mode == 'to_scan' and any(t != 'Loop' for t in left):
                 ok = False; line += f'; recurrent nodes left: {left}'
             print(('ok   ' if ok else 'FAIL ') + line)
