@@ -109,6 +109,14 @@ const TrackedValue* GraphInferencer::FindTracked(const std::string& name) const 
   for (const GraphInferencer* g = this; g; g = g->parent_) {
     auto it = g->tracked_.find(name);
     if (it != g->tracked_.end()) return &it->second;
+    auto init = g->initializers_.find(name);
+    if (init != g->initializers_.end()) {
+      // Initializer values are read lazily, once per pass (small tensors only).
+      auto cached = g->initializer_values_.find(name);
+      if (cached == g->initializer_values_.end())
+        cached = g->initializer_values_.emplace(name, TrackedFromTensor(*init->second, 4096)).first;
+      return cached->second ? &*cached->second : nullptr;
+    }
     if (g->known_vi_.count(name)) break;  // defined here without a tracked value: shadows outer names
   }
   return nullptr;

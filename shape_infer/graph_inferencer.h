@@ -89,6 +89,7 @@ class GraphInferencer {
   std::vector<std::string> produced_;  ///< node outputs in inference order (value_info order)
   std::unordered_map<std::string, TrackedValue> tracked_;
   std::unordered_map<std::string, const onnx::TensorProto*> initializers_;
+  mutable std::unordered_map<std::string, std::optional<TrackedValue>> initializer_values_;
   std::unordered_map<std::string, std::unique_ptr<onnx::TensorProto>> constants_;
 };
 
