@@ -1,13 +1,21 @@
 // Tensor storage (runtime/core/tensor.h).
 #include "runtime/core/tensor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace nuphar {
 
+namespace {
+std::atomic<uint64_t> g_buffer_allocations{0};
+}  // namespace
+
+uint64_t Buffer::AllocationCount() { return g_buffer_allocations.load(std::memory_order_relaxed); }
+
 Buffer::Buffer(size_t bytes) {
+  g_buffer_allocations.fetch_add(1, std::memory_order_relaxed);
   capacity_ = (bytes + 63) & ~size_t{63};
   if (capacity_ == 0) capacity_ = 64;  // every tensor has a valid, aligned pointer
   data_ = std::aligned_alloc(64, capacity_);

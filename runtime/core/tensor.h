@@ -26,6 +26,9 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
   void* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  /// Buffers created by this process so far: tests use it to prove that steady-state
+  /// execution (a second Run, every Scan step after the first) does not allocate.
+  static uint64_t AllocationCount();
 
  private:
   void* data_ = nullptr;
