@@ -88,13 +88,11 @@ Status HandleMin(NodeContext& ctx) {
     return sym::Min({a, b});
   });
 }
+// Equal compares canonical forms: equal forms are equal values; different forms count as
+// different (the original's structural rule, with b*(s+1) == b*s + b now equal, S1).
 Status HandleEqual(NodeContext& ctx) {
   return TrackBinary(ctx, [](const sym::Expr& a, const sym::Expr& b, bool, int64_t) -> std::optional<sym::Expr> {
-    if (a == b) return sym::Expr(1);
-    sym::Expr diff = a - b;
-    if (sym::IsPositive(diff) == sym::Truth::kTrue || sym::IsPositive(-diff) == sym::Truth::kTrue || diff.IsNumber())
-      return sym::Expr(0);
-    return std::nullopt;  // undecidable: no tracked value
+    return sym::Expr(a == b ? 1 : 0);
   });
 }
 

@@ -157,9 +157,11 @@ SymDim NodeContext::MergeDims(const std::vector<SymDim>& dims) const {
     SuggestMerge(all);
     return *literal;
   }
-  sym::Expr first = symbols.ApplyMerges(*dims[0]);
+  // Recorded merges count only when they are applied (auto_merge); otherwise a conflict stays.
+  auto mapped = [&](const sym::Expr& e) { return auto_merge ? symbols.ApplyMerges(e) : e; };
+  sym::Expr first = mapped(*dims[0]);
   for (const auto& d : dims)
-    if (symbols.ApplyMerges(*d) != first) {
+    if (mapped(*d) != first) {
       if (auto_merge) {
         std::vector<sym::Expr> all;
         for (const auto& x : dims) all.push_back(*x);
