@@ -255,7 +255,9 @@ void GraphInferencer::CompleteOutputs(const onnx::NodeProto& node, size_t node_i
     if (!shape || elem == 0) {
       // No rank (or no type): the "unknown op" path, guessing from input 0 when asked.
       if (root.options.guess_output_rank && ctx.HasInput(0)) {
-        if (!shape) shape = ctx.InputShape(0);
+        if (!shape) {  // input 0's rank, all-fresh symbols (naming scheme #2)
+          if (auto in = ctx.InputShape(0)) shape = SymShape(in->size());
+        }
         if (elem == 0) elem = ctx.InputElemType(0);
         lost = false;
       }
