@@ -49,8 +49,13 @@ std::vector<T> Random(size_t n, int lo, int hi, uint32_t seed) {
   return v;
 }
 
-/// Our kernel on the quantizer's data: A in [0, 127] (Clip(0,127) -> Cast<u8>), full-range s8 W.
-void BM_Ngemm(benchmark::State& state, bool exact) {
+/// Our kernel on the quantizer's data: A in [0, 127] (Clip(0,127) -> Cast<u8>), full-range s8 W;
+/// `exact`: full-range A, so the exact mode runs. `path`: kAuto (CPUID's choice) or forced.
+void BM_Ngemm(benchmark::State& state, nuphar::ngemm::NgemmPath path, bool exact) {
+  if (!nuphar::ngemm::SetNgemmPathForTesting(path)) {
+    state.SkipWithError("path not available on this CPU");
+    return;
+  }
   const int64_t M = state.range(0), K = state.range(1), N = state.range(2);
   const auto A = Random<uint8_t>(M * K, 0, exact ? 255 : 127, 1);
   const auto B = Random<int8_t>(K * N, -128, 127, 2);
@@ -77,6 +82,7 @@ void BM_Ngemm(benchmark::State& state, bool exact) {
   SetMacCounter(state, M, K, N);
   state.SetLabel(std::string(nuphar::ngemm::GetNgemmDispatch().name) + " " +
                  nuphar::ngemm::ModeName(nuphar::ngemm::ChooseNgemmMode(packed, params)));
+  nuphar::ngemm::SetNgemmPathForTesting(nuphar::ngemm::NgemmPath::kAuto);
 }
 
 void BM_EigenF32(benchmark::State& state) {
@@ -127,8 +133,12 @@ void RegisterAll() {
     for (const auto& [K, N] : kShapes) {
       const std::vector<int64_t> args = {M, K, N};
       const std::vector<std::string> names = {"M", "K", "N"};
-      benchmark::RegisterBenchmark("ngemm_int8", BM_Ngemm, false)->Args(args)->ArgNames(names);
-      benchmark::RegisterBenchmark("ngemm_int8_exact", BM_Ngemm, true)->Args(args)->ArgNames(names);
+      using nuphar::ngemm::NgemmPath;
+      // The AVX2 path is the target CPU's (Zen3: no VNNI); the CPUID choice is shown when it differs.
+      benchmark::RegisterBenchmark("ngemm_int8_avx2", BM_Ngemm, NgemmPath::kAvx2, false)->Args(args)->ArgNames(names);
+      benchmark::RegisterBenchmark("ngemm_int8_avx2_exact", BM_Ngemm, NgemmPath::kAvx2, true)->Args(args)->ArgNames(names);
+      if (std::string(nuphar::ngemm::GetNgemmDispatch().name) != "avx2")
+        benchmark::RegisterBenchmark("ngemm_int8_auto", BM_Ngemm, NgemmPath::kAuto, false)->Args(args)->ArgNames(names);
       benchmark::RegisterBenchmark("eigen_fp32", BM_EigenF32)->Args(args)->ArgNames(names);
 #ifdef NGEMM_BENCH_HAVE_DNNL
       benchmark::RegisterBenchmark("onednn_u8s8s32", BM_DnnlU8S8S32)->Args(args)->ArgNames(names);
@@ -158,15 +168,18 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
   void Finalize() override { inner_->Finalize(); }
 
   void PrintRatioTable() const {
-    std::fprintf(stderr, "\nMedian GMAC/s (1 thread) and ratios; targets from issue 6:\n");
-    std::fprintf(stderr, "%-20s %9s %9s %9s %9s %9s %9s  %s\n", "shape", "int8", "exact", "eigen", "onednn",
-                 "x eigen", "x onednn", "target");
+    const std::string auto_name = nuphar::ngemm::GetNgemmDispatch().name;
+    std::fprintf(stderr, "\nMedian GMAC/s (1 thread). int8 = AVX2 path (the target CPU's ISA), exact = AVX2 exact mode,\n"
+                         "%s = CPUID's path on this host. Ratios and issue-6 targets are for the AVX2 path.\n", auto_name.c_str());
+    std::fprintf(stderr, "%-20s %8s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "shape", "int8", "exact", auto_name.c_str(),
+                 "eigen", "onednn", "x eigen", "x onednn", "auto/eig", "auto/dnn", "target (AVX2 path)");
     for (int64_t M : {1, 100}) {
       for (const auto& [K, N] : kShapes) {
         char args[64];
         std::snprintf(args, sizeof(args), "M:%lld/K:%lld/N:%lld", static_cast<long long>(M), static_cast<long long>(K),
                       static_cast<long long>(N));
-        const double ours = Get("ngemm_int8", args), exact = Get("ngemm_int8_exact", args);
+        const double ours = Get("ngemm_int8_avx2", args), exact = Get("ngemm_int8_avx2_exact", args);
+        const double host = auto_name == "avx2" ? ours : Get("ngemm_int8_auto", args);
         const double eigen = Get("eigen_fp32", args), dnnl = Get("onednn_u8s8s32", args);
         if (ours <= 0) continue;
         const double re = eigen > 0 ? ours / eigen : 0, rd = dnnl > 0 ? ours / dnnl : 0;
@@ -183,8 +196,8 @@ class CollectingReporter : public benchmark::BenchmarkReporter {
         char shape[48];
         std::snprintf(shape, sizeof(shape), "%s %lldx%lld", M == 1 ? "GEMV" : "GEMM100", static_cast<long long>(K),
                       static_cast<long long>(N));
-        std::fprintf(stderr, "%-20s %9.1f %9.1f %9.1f %9.1f %9.2f %9.2f %s\n", shape, ours, exact, eigen, dnnl, re, rd,
-                     target.c_str());
+        std::fprintf(stderr, "%-20s %8.1f %8.1f %8.1f %8.1f %8.1f %8.2f %8.2f %8.2f %8.2f %s\n", shape, ours, exact, host,
+                     eigen, dnnl, re, rd, eigen > 0 ? host / eigen : 0.0, dnnl > 0 ? host / dnnl : 0.0, target.c_str());
       }
     }
   }

@@ -1,6 +1,8 @@
-// The three AVX2 multiply-accumulate forms shared by kernel_avx2.cc and gemv_avx2.cc (include
-// only from *_avx2.cc files: it needs -mavx2). Each turns one 4-byte activation group, broadcast
-// to all lanes, times one 32-byte panel vector into 8 int32 partial sums (one per column).
+// The AVX2 multiply-accumulate forms ("ops") and helpers shared by the AVX2-family kernels
+// (include only from *_avx2.cc / *_avxvnni.cc files: it needs -mavx2). An op turns one 4-byte
+// activation group, broadcast to all lanes, times one 32-byte panel vector into 8 int32 partial
+// sums (one per column) added to an accumulator: Prepare(group) once per row and group, then
+// Accumulate(acc, prepared, panel, ones16) per panel.
 #pragma once
 
 #include <immintrin.h>
@@ -24,8 +26,8 @@ template <bool kXor>
 struct FastU8S8 {
   struct A { __m256i v; };
   static A Prepare(uint32_t group) { return {Broadcast<kXor>(group)}; }
-  static __m256i Dot(const A& a, __m256i b, __m256i ones16) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(a.v, b), ones16);
+  static __m256i Accumulate(__m256i acc, const A& a, __m256i b, __m256i ones16) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a.v, b), ones16));
   }
 };
 
@@ -39,9 +41,9 @@ struct ExactU8S8 {
     const __m256i high_bits = _mm256_set1_epi8(static_cast<char>(0x80));
     return {_mm256_andnot_si256(high_bits, v), _mm256_and_si256(high_bits, v)};
   }
-  static __m256i Dot(const A& a, __m256i b, __m256i ones16) {
-    return _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(a.lo, b), ones16),
-                            _mm256_madd_epi16(_mm256_maddubs_epi16(a.hi, b), ones16));
+  static __m256i Accumulate(__m256i acc, const A& a, __m256i b, __m256i ones16) {
+    return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(a.lo, b), ones16),
+                                                  _mm256_madd_epi16(_mm256_maddubs_epi16(a.hi, b), ones16)));
   }
 };
 
@@ -49,19 +51,11 @@ struct ExactU8S8 {
 struct S16S16 {
   struct A { __m256i v; };
   static A Prepare(uint32_t group) { return {_mm256_set1_epi32(static_cast<int>(group))}; }
-  static __m256i Dot(const A& a, __m256i b, __m256i) { return _mm256_madd_epi16(a.v, b); }
+  static __m256i Accumulate(__m256i acc, const A& a, __m256i b, __m256i) {
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a.v, b));
+  }
 };
 
-/// Calls body.template operator()<Op>() with the Op for a tile's mode and re-centring.
-template <class Body>
-inline void WithOp(const NgemmTileArgs& t, Body&& body) {
-  const bool x = t.a_xor != 0;
-  switch (t.mode) {
-    case NgemmMode::kU8S8Fast: x ? body.template operator()<FastU8S8<true>>() : body.template operator()<FastU8S8<false>>(); break;
-    case NgemmMode::kU8S8Exact: x ? body.template operator()<ExactU8S8<true>>() : body.template operator()<ExactU8S8<false>>(); break;
-    case NgemmMode::kS16S16: body.template operator()<S16S16>(); break;
-  }
-}
 
 inline uint32_t LoadGroup(const uint8_t* p) {
   uint32_t v;

@@ -12,6 +12,7 @@ namespace {
 
 constexpr NgemmDispatch kRefDispatch{PackBRef, KernelRef, GemvRef, 4, 1, "ref"};
 constexpr NgemmDispatch kAvx2Dispatch{PackBAvx2, KernelAvx2, GemvAvx2, 4, 4, "avx2"};
+constexpr NgemmDispatch kAvxVnniDispatch{PackBAvx2, KernelAvxVnni, GemvAvxVnni, 4, 6, "avxvnni"};
 
 constexpr DynQuantRowFns kRefRowFns{QuantizeRowRef, DequantizeRowRef};
 constexpr DynQuantRowFns kAvx2RowFns{QuantizeRowAvx2, DequantizeRowAvx2};
@@ -19,7 +20,8 @@ constexpr DynQuantRowFns kAvx2RowFns{QuantizeRowAvx2, DequantizeRowAvx2};
 std::atomic<const NgemmDispatch*> g_forced{nullptr};
 
 const NgemmDispatch& DetectOnce() {
-  static const NgemmDispatch& chosen = CpuHasAvx2() ? kAvx2Dispatch : kRefDispatch;
+  static const NgemmDispatch& chosen =
+      CpuHasAvxVnni() ? kAvxVnniDispatch : (CpuHasAvx2() ? kAvx2Dispatch : kRefDispatch);
   return chosen;
 }
 
@@ -31,13 +33,18 @@ bool CpuHasAvx2() {
   return has;
 }
 
+bool CpuHasAvxVnni() {
+  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avxvnni");
+  return has;
+}
+
 const NgemmDispatch& GetNgemmDispatch() {
   const NgemmDispatch* forced = g_forced.load(std::memory_order_acquire);
   return forced != nullptr ? *forced : DetectOnce();
 }
 
 const DynQuantRowFns& GetDynQuantRowFns() {
-  return &GetNgemmDispatch() == &kAvx2Dispatch ? kAvx2RowFns : kRefRowFns;
+  return &GetNgemmDispatch() == &kRefDispatch ? kRefRowFns : kAvx2RowFns;
 }
 
 bool SetNgemmPathForTesting(NgemmPath path) {
@@ -47,6 +54,10 @@ bool SetNgemmPathForTesting(NgemmPath path) {
     case NgemmPath::kAvx2:
       if (!CpuHasAvx2()) return false;
       g_forced.store(&kAvx2Dispatch, std::memory_order_release);
+      return true;
+    case NgemmPath::kAvxVnni:
+      if (!CpuHasAvxVnni()) return false;
+      g_forced.store(&kAvxVnniDispatch, std::memory_order_release);
       return true;
   }
   return false;

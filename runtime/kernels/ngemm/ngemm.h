@@ -43,6 +43,8 @@
 //   kernel      one M x N x K tile of C (=|+=) A*B for a given NgemmMode; register-blocked
 //   gemv        one row of A times all of B, C in registers for the whole K
 // A new ISA adds kernel_<isa>.cc/gemv_<isa>.cc/pack_<isa>.cc and one branch in dispatch.cc.
+// Paths today: ref (portable C++), avx2 (vpmaddubsw + vpmaddwd), avxvnni (vpdpbusd on ymm; the
+// AVX2 blocking instantiated with a VNNI op, exact for any u8 x s8 so it has no fast/exact split).
 //
 // Thread safety: packed weights are immutable after Pack and may be shared by any number of
 // threads; every Ngemm* call is reentrant (no global state except the dispatch record, which
@@ -214,13 +216,16 @@ struct NgemmDispatch {
   const char* name;
 };
 
-enum class NgemmPath : uint8_t { kAuto, kRef, kAvx2 };
+enum class NgemmPath : uint8_t { kAuto, kRef, kAvx2, kAvxVnni };
 
 /// The implementation for this CPU (CPUID read once), or the one forced for testing.
 const NgemmDispatch& GetNgemmDispatch();
 /// Forces a path (kAuto restores CPUID's choice). Returns false if the path is not available on
-/// this CPU (kAvx2 without AVX2). Not thread-safe: call before starting work.
+/// this CPU (kAvx2 without AVX2, kAvxVnni without AVX-VNNI). Not thread-safe: call before
+/// starting work.
 bool SetNgemmPathForTesting(NgemmPath path);
 bool CpuHasAvx2();
+/// AVX-VNNI (VEX vpdpbusd on ymm). The target Zen3 has none; CPUID picks it where present.
+bool CpuHasAvxVnni();
 
 }  // namespace nuphar::ngemm

@@ -43,6 +43,10 @@ void PackBAvx2(const void* B, WeightType type, int64_t K, int64_t N, int64_t ldb
 void KernelAvx2(const NgemmTileArgs& args);
 void GemvAvx2(const NgemmTileArgs& args);
 
+// AVX-VNNI path (kernel_avxvnni.cc; packing is the AVX2 one), only called when CPUID has it.
+void KernelAvxVnni(const NgemmTileArgs& args);
+void GemvAvxVnni(const NgemmTileArgs& args);
+
 /// Tiles after the guards of R2 for one call.
 struct ResolvedTiles {
   int64_t m, n, k;

@@ -315,9 +315,7 @@ TEST(DynQuantArgs, RejectsInconsistentArguments) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, DynQuantTest, ::testing::ValuesIn(AvailablePaths()),
-                         [](const ::testing::TestParamInfo<NgemmPath>& info) {
-                           return std::string(info.param == NgemmPath::kRef ? "ref" : "avx2");
-                         });
+                         [](const ::testing::TestParamInfo<NgemmPath>& info) { return testing::PathName(info.param); });
 
 }  // namespace
 }  // namespace nuphar::ngemm

@@ -265,9 +265,7 @@ TEST_P(NgemmPathTest, DISABLED_LongSweep) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, NgemmPathTest, ::testing::ValuesIn(AvailablePaths()),
-                         [](const ::testing::TestParamInfo<NgemmPath>& info) {
-                           return std::string(info.param == NgemmPath::kRef ? "ref" : "avx2");
-                         });
+                         [](const ::testing::TestParamInfo<NgemmPath>& info) { return testing::PathName(info.param); });
 
 TEST(NgemmPack, Avx2PackEqualsReferenceByteForByte) {
   if (!CpuHasAvx2()) GTEST_SKIP() << "no AVX2";
@@ -339,7 +337,8 @@ TEST(NgemmDispatchTest, ForcedPathsAndNames) {
     EXPECT_FALSE(SetNgemmPathForTesting(NgemmPath::kAvx2));
   }
   ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kAuto));
-  EXPECT_STREQ(GetNgemmDispatch().name, CpuHasAvx2() ? "avx2" : "ref");
+  EXPECT_STREQ(GetNgemmDispatch().name, CpuHasAvxVnni() ? "avxvnni" : (CpuHasAvx2() ? "avx2" : "ref"));
+  if (!CpuHasAvxVnni()) EXPECT_FALSE(SetNgemmPathForTesting(NgemmPath::kAvxVnni));
 }
 
 }  // namespace

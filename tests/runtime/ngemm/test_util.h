@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -83,11 +84,22 @@ void FillRandom(T* p, size_t n, int lo, int hi, std::mt19937& rng) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(d(rng));
 }
 
-/// Runs a test body once per available path (reference always, AVX2 when the CPU has it).
+/// Runs a test body once per available path (reference always, the others when the CPU has them).
 inline std::vector<NgemmPath> AvailablePaths() {
   std::vector<NgemmPath> paths{NgemmPath::kRef};
   if (CpuHasAvx2()) paths.push_back(NgemmPath::kAvx2);
+  if (CpuHasAvxVnni()) paths.push_back(NgemmPath::kAvxVnni);
   return paths;
+}
+
+inline std::string PathName(NgemmPath p) {
+  switch (p) {
+    case NgemmPath::kRef: return "ref";
+    case NgemmPath::kAvx2: return "avx2";
+    case NgemmPath::kAvxVnni: return "avxvnni";
+    case NgemmPath::kAuto: return "auto";
+  }
+  return "unknown";
 }
 
 struct PathGuard {
