@@ -266,11 +266,13 @@ Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan) {
   for (const auto& c : plan.constants_) ptrs_.push_back(&c);
   outer_.reserve(plan.outer_refs_.size());
   for (int r : plan.outer_refs_) outer_.push_back(parent ? parent->Get(r) : nullptr);
+  node_scratch_.resize(plan.nodes_.size());
 }
 
 Status Frame::Execute() {
-  for (const PlanNode& node : plan_.nodes()) {
-    KernelContext ctx(*this, node.inputs, node.outputs);
+  for (size_t i = 0; i < plan_.nodes().size(); ++i) {
+    const PlanNode& node = plan_.nodes()[i];
+    KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
     Status s = node.kernel->Compute(ctx);
     if (!s.ok()) {
       if (s.diag().node.empty() && s.diag().op.empty()) {

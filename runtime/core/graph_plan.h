@@ -112,6 +112,10 @@ class Frame {
   void SetInput(size_t i, const Tensor& value) { locals_[static_cast<size_t>(plan_.input_slot(i))] = value; }
   /// Where outputs nobody names are written.
   Tensor& scratch() { return scratch_; }
+  /// Working memory of node `index` (KernelContext::Scratch); -1 = a frame-wide buffer.
+  Tensor& NodeScratch(int index) {
+    return index < 0 ? frame_scratch_ : node_scratch_[static_cast<size_t>(index)];
+  }
 
   /// Runs every node in order. Errors name the node and graph.
   Status Execute();
@@ -122,6 +126,8 @@ class Frame {
   std::vector<const Tensor*> ptrs_;   ///< locals then constants
   std::vector<const Tensor*> outer_;  ///< outer refs, resolved through the parent frame
   Tensor scratch_;
+  Tensor frame_scratch_;
+  std::vector<Tensor> node_scratch_;  ///< one per plan node
 };
 
 }  // namespace nuphar

@@ -89,6 +89,13 @@ Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> sh
   return t;
 }
 
+void* KernelContext::Scratch(size_t bytes) {
+  Tensor& t = frame_.NodeScratch(node_index_);
+  const int64_t n = static_cast<int64_t>(bytes);
+  t.Resize(DType::kUint8, std::span<const int64_t>(&n, 1));
+  return t.raw();
+}
+
 void KernelContext::SetOutputAlias(size_t i, const Tensor& value) {
   if (output_needed(i)) frame_.Local(outputs_[i]) = value;
 }

@@ -82,8 +82,8 @@ class NodeInfo {
 /// Run-time view of one node execution. Not thread-safe; one per executing frame.
 class KernelContext {
  public:
-  KernelContext(Frame& frame, const std::vector<int>& inputs, const std::vector<int>& outputs)
-      : frame_(frame), inputs_(inputs), outputs_(outputs) {}
+  KernelContext(Frame& frame, const std::vector<int>& inputs, const std::vector<int>& outputs, int node_index = -1)
+      : frame_(frame), inputs_(inputs), outputs_(outputs), node_index_(node_index) {}
 
   size_t num_inputs() const { return inputs_.size(); }
   size_t num_outputs() const { return outputs_.size(); }
@@ -100,6 +100,11 @@ class KernelContext {
   /// Sets output i to share `value`'s buffer (Identity-like ops; no copy).
   void SetOutputAlias(size_t i, const Tensor& value);
 
+  /// 64-byte-aligned scratch memory of at least `bytes`, owned by the frame for this node and
+  /// reused by later executions (so a kernel's working buffer costs no allocation per step).
+  /// Valid until the next Scratch call of the same node.
+  void* Scratch(size_t bytes);
+
   /// The executing frame, for control-flow kernels that run subgraphs.
   Frame& frame() { return frame_; }
 
@@ -107,6 +112,7 @@ class KernelContext {
   Frame& frame_;
   const std::vector<int>& inputs_;
   const std::vector<int>& outputs_;
+  int node_index_;
 };
 
 class OpKernel {
