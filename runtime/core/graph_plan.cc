@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "runtime/core/tensor_proto.h"
+#include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
 namespace nuphar {
 
@@ -119,22 +120,62 @@ Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
 
 }  // namespace
 
+// Constant values visible from `graph` before it is compiled: its initializers, its Constant
+// nodes, and constants of the enclosing scopes. Converted on first use and cached.
+static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent) {
+  auto cache = std::make_shared<std::unordered_map<std::string, Tensor>>();
+  return [&graph, parent, cache](const std::string& name) -> const Tensor* {
+    if (name.empty()) return nullptr;
+    if (auto it = cache->find(name); it != cache->end()) return &it->second;
+    for (const auto& t : graph.initializer()) {
+      if (t.name() != name) continue;
+      auto value = TensorFromProto(t);
+      return value ? &cache->emplace(name, std::move(*value)).first->second : nullptr;
+    }
+    for (const auto& n : graph.node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
+      for (const auto& a : n.attribute()) {
+        if (a.name() != "value" || !a.has_t()) continue;
+        auto value = TensorFromProto(a.t());
+        return value ? &cache->emplace(name, std::move(*value)).first->second : nullptr;
+      }
+      return nullptr;
+    }
+    for (const auto& n : graph.node())
+      for (const auto& o : n.output())
+        if (o == name) return nullptr;  // computed here: not a constant
+    if (!parent) return nullptr;
+    const int ref = parent->Resolve(name);
+    return ref == -1 ? nullptr : parent->ConstantFor(ref);
+  };
+}
+
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   auto plan = std::make_shared<GraphPlan>();
   OpsetOverrides opset_overrides;
   const onnx::GraphProto* graph_ptr = &graph_in;
-  bool any_missing_kernel = false;  // copy the graph (initializers included) only when needed
-  for (const auto& node : graph_in.node())
+  // Graph-level rewrites work on a copy, made only when one of them can apply (the copy holds
+  // the initializers too).
+  bool any_missing_kernel = false, any_quant_matmul = false;
+  for (const auto& node : graph_in.node()) {
     any_missing_kernel |= KernelRegistry::Get().Find(node.domain(), node.op_type()) == nullptr;
-  if (any_missing_kernel) {
+    any_quant_matmul |= node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16";
+  }
+  any_quant_matmul &= model.fuse_kernels;
+  if (any_missing_kernel || any_quant_matmul) {
     auto copy = std::make_shared<onnx::GraphProto>(graph_in);
-    auto expanded = ExpandFunctionNodes(copy.get(), model, &opset_overrides);
-    if (!expanded) {
-      Status s = expanded.status();
-      return s.WithGraph(graph_in.name()).WithFile(model.file);
+    int rewrites = 0;
+    if (any_missing_kernel) {
+      auto expanded = ExpandFunctionNodes(copy.get(), model, &opset_overrides);
+      if (!expanded) {
+        Status s = expanded.status();
+        return s.WithGraph(graph_in.name()).WithFile(model.file);
+      }
+      rewrites += *expanded;
     }
-    if (*expanded > 0) {
+    if (any_quant_matmul) rewrites += FuseDynamicQuantMatMul(copy.get(), LocalConstants(*copy, parent));
+    if (rewrites > 0) {
       plan->expanded_ = std::move(copy);
       graph_ptr = plan->expanded_.get();
     }

@@ -38,6 +38,9 @@ struct ModelContext {
   std::unordered_map<std::string, int> opsets;          ///< domain ("" for ONNX) -> version
   std::unordered_map<std::string, DType> value_types;   ///< declared or inferred element types
   std::string file;                                     ///< for error messages
+  /// Run the fusion passes (runtime/fusion/) on every graph; off in "reference" execution mode,
+  /// which executes the model's nodes exactly as written.
+  bool fuse_kernels = true;
   int OpsetFor(const std::string& domain) const;
 };
 

@@ -129,6 +129,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterQuantKernels(r);
     RegisterRnnKernels(r);
     RegisterControlFlowKernels(r);
+    RegisterFusedKernels(r);
     return r;
   }();
   return registry;

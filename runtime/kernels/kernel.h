@@ -143,6 +143,8 @@ void RegisterNnKernels(KernelRegistry& r);
 void RegisterQuantKernels(KernelRegistry& r);
 void RegisterRnnKernels(KernelRegistry& r);
 void RegisterControlFlowKernels(KernelRegistry& r);
+/// Kernels of the nodes that runtime/fusion passes create (never in a model file).
+void RegisterFusedKernels(KernelRegistry& r);
 
 /// A kernel built from a lambda-free function: `MakeKernel<MyKernel>(args...)`.
 template <class K, class... Args>

@@ -1,0 +1,351 @@
+// Fusion of the quantizer's dynamic MatMulInteger pattern (runtime/fusion/dynamic_quant_matmul_fusion.h).
+//
+// Before (asymm8, 26 nodes; editor_quantizer.md §3.7):
+//   rmax = ReduceMax(X)  bias = ReduceMin(X)  delta = Sub(rmax, bias)  inv = Reciprocal(delta | Max(delta, g))
+//   norm = Mul(Sub(X, bias), inv)   scale = Mul(delta, 1/R)
+//   Q = Cast<u8>(Clip(Floor(Add(Mul(norm, R), 0.5)), 0, 127))   Qsum = ReduceSum(Cast<i32>(Q))
+//   QY = MatMulInteger(Q, Wq)
+//   Y = Sum(Mul(base, Mul(bias, K)), Mul(base, Mul(scale, Cast<f32>(Qsum))),
+//           Mul(Mul(step, bias), rowsum), Mul(Mul(step, scale), Cast<f32>(QY)))
+// Before (symm16, 14 nodes):
+//   delta = ReduceMax(Abs(X))  inv = Reciprocal(delta)  norm = Mul(X, inv)  scale = Mul(delta, 1/R)
+//   Q = Cast<i16>(Clip(Floor(Add(Mul(norm, R), 0.5)), -4096, 4095))
+//   Y = Mul(Mul(step, scale), Cast<f32>(MatMulInteger16(Q, Wq)))
+// After:
+//   Y = com.nuphar.internal.DynQuantMatMul(X, Wq, step, base, rowsum)   attributes: scheme and the constants
+// Refused (left unfused): any operand of Mul/Add in another order than a commutative swap, a
+//   reduction over another axis than -1 or keepdims=0, a non-constant Wq/step/base/rowsum or
+//   scalar, a Cast to another type, MatMulInteger with zero-point inputs.
+// Intermediate nodes are not removed here: a prologue shared by several MatMulIntegers keeps
+// feeding the others, and nodes left without consumers are dropped by dead-code elimination.
+#include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace nuphar {
+namespace {
+
+class Matcher {
+ public:
+  Matcher(const onnx::GraphProto& g, const ConstantLookup& lookup) : lookup_(lookup) {
+    for (const auto& n : g.node())
+      for (const auto& o : n.output())
+        if (!o.empty()) producer_[o] = &n;
+  }
+
+  const onnx::NodeProto* Producer(const std::string& name, const char* op) const {
+    auto it = producer_.find(name);
+    if (it == producer_.end() || it->second->op_type() != op) return nullptr;
+    return it->second;
+  }
+
+  // A scalar (or single-element) float constant.
+  bool ScalarConst(const std::string& name, float* value) const {
+    const Tensor* t = lookup_(name);
+    if (!t || t->dtype() != DType::kFloat || t->size() != 1) return false;
+    *value = t->data<float>()[0];
+    return true;
+  }
+  bool IsConst(const std::string& name) const { return lookup_(name) != nullptr; }
+
+  static int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) return a.i();
+    return fallback;
+  }
+  static bool FloatAttr(const onnx::NodeProto& n, const char* name, float* v) {
+    for (const auto& a : n.attribute())
+      if (a.name() == name) {
+        *v = a.f();
+        return true;
+      }
+    return false;
+  }
+
+  // ReduceMax/ReduceMin/ReduceSum over the last axis with keepdims=1 (attribute or input form).
+  bool IsLastAxisReduce(const onnx::NodeProto& n) const {
+    if (IntAttr(n, "keepdims", 1) != 1) return false;
+    std::vector<int64_t> axes;
+    for (const auto& a : n.attribute())
+      if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+    if (n.input_size() > 1 && !n.input(1).empty()) {
+      const Tensor* t = lookup_(n.input(1));
+      if (!t) return false;
+      auto v = t->ToInt64Vector();
+      if (!v) return false;
+      axes = *v;
+    }
+    return axes.size() == 1 && axes[0] == -1;
+  }
+
+  // `mul` is Mul(a, b) with {a, b} == {x, y} in either order (float multiplication commutes exactly).
+  static bool MulOf(const onnx::NodeProto* mul, const std::string& x, const std::string& y) {
+    if (!mul || mul->input_size() != 2) return false;
+    return (mul->input(0) == x && mul->input(1) == y) || (mul->input(0) == y && mul->input(1) == x);
+  }
+  // The operand of commutative Mul `mul` that is not `known`, or "" when `known` is not an operand.
+  static std::string Other(const onnx::NodeProto* mul, const std::string& known) {
+    if (!mul || mul->input_size() != 2) return "";
+    if (mul->input(0) == known) return mul->input(1);
+    if (mul->input(1) == known) return mul->input(0);
+    return "";
+  }
+
+  // Shared tail: Q = Cast<qtype>(Clip(Floor(Add(Mul(norm, R), half)))). Fills range, half, clip.
+  bool MatchQuantize(const std::string& q, int cast_to, std::string* norm, onnx::NodeProto* fused) const {
+    const auto* cast = Producer(q, "Cast");
+    if (!cast || IntAttr(*cast, "to", 0) != cast_to) return false;
+    const auto* clip = Producer(cast->input(0), "Clip");
+    if (!clip) return false;
+    float lo, hi;
+    if (clip->input_size() >= 3) {
+      if (!ScalarConst(clip->input(1), &lo) || !ScalarConst(clip->input(2), &hi)) return false;
+    } else if (!FloatAttr(*clip, "min", &lo) || !FloatAttr(*clip, "max", &hi)) {
+      return false;
+    }
+    const auto* floor = Producer(clip->input(0), "Floor");
+    if (!floor) return false;
+    const auto* add = Producer(floor->input(0), "Add");
+    if (!add || add->input_size() != 2) return false;
+    float half;
+    std::string scaled;
+    if (ScalarConst(add->input(1), &half)) scaled = add->input(0);
+    else if (ScalarConst(add->input(0), &half)) scaled = add->input(1);
+    else return false;
+    const auto* mul = Producer(scaled, "Mul");
+    if (!mul || mul->input_size() != 2) return false;
+    float range;
+    if (ScalarConst(mul->input(1), &range)) *norm = mul->input(0);
+    else if (ScalarConst(mul->input(0), &range)) *norm = mul->input(1);
+    else return false;
+    SetFloat(fused, "range", range);
+    SetFloat(fused, "half", half);
+    SetFloat(fused, "clip_min", lo);
+    SetFloat(fused, "clip_max", hi);
+    return true;
+  }
+
+  // inv = Reciprocal(delta) or Reciprocal(Max(delta, guard)). Returns delta's name.
+  std::string MatchReciprocal(const std::string& inv, onnx::NodeProto* fused) const {
+    const auto* rec = Producer(inv, "Reciprocal");
+    if (!rec) return "";
+    if (const auto* max = Producer(rec->input(0), "Max"); max && max->input_size() == 2) {
+      float guard;
+      if (!ScalarConst(max->input(1), &guard)) return "";
+      SetInt(fused, "guard_zero_delta", 1);
+      SetFloat(fused, "guard_value", guard);
+      return max->input(0);
+    }
+    return rec->input(0);
+  }
+
+  static void SetFloat(onnx::NodeProto* n, const char* name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void SetInt(onnx::NodeProto* n, const char* name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void SetString(onnx::NodeProto* n, const char* name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+
+  // o0 = Mul(Mul(step, scale), Cast<f32>(QY)): returns QY's producer and fills step/scale.
+  const onnx::NodeProto* MatchScaledProduct(const std::string& o0, const char* mm_op, std::string* step,
+                                            std::string* scale) const {
+    const auto* mul = Producer(o0, "Mul");
+    if (!mul || mul->input_size() != 2) return nullptr;
+    for (int side = 0; side < 2; ++side) {
+      const auto* cast = Producer(mul->input(side), "Cast");
+      const auto* inner = Producer(mul->input(1 - side), "Mul");
+      if (!cast || !inner || IntAttr(*cast, "to", 0) != onnx::TensorProto::FLOAT) continue;
+      const auto* mm = Producer(cast->input(0), mm_op);
+      if (!mm || mm->input_size() != 2) continue;
+      for (int s = 0; s < 2; ++s) {
+        if (IsConst(inner->input(s)) && !IsConst(inner->input(1 - s))) {
+          *step = inner->input(s);
+          *scale = inner->input(1 - s);
+          return mm;
+        }
+      }
+    }
+    return nullptr;
+  }
+
+  // The asymm8 pattern ending at Y = Sum(o3, o2, o1, o0).
+  bool MatchAsymm8(const onnx::NodeProto& sum, onnx::NodeProto* fused) const {
+    if (sum.input_size() != 4) return false;
+    std::string step, scale;
+    const auto* mm = MatchScaledProduct(sum.input(3), "MatMulInteger", &step, &scale);
+    if (!mm) return false;
+    const std::string& q = mm->input(0);
+    const std::string& wq = mm->input(1);
+    if (!IsConst(wq)) return false;
+    std::string norm;
+    if (!MatchQuantize(q, onnx::TensorProto::UINT8, &norm, fused)) return false;
+    // norm = Mul(Sub(X, bias), inv)
+    const auto* norm_mul = Producer(norm, "Mul");
+    if (!norm_mul || norm_mul->input_size() != 2) return false;
+    const onnx::NodeProto* centered = nullptr;
+    std::string inv;
+    for (int s = 0; s < 2; ++s)
+      if (const auto* sub = Producer(norm_mul->input(s), "Sub")) {
+        centered = sub;
+        inv = norm_mul->input(1 - s);
+      }
+    if (!centered) return false;
+    const std::string& x = centered->input(0);
+    const std::string& bias = centered->input(1);
+    const auto* rmin = Producer(bias, "ReduceMin");
+    if (!rmin || rmin->input(0) != x || !IsLastAxisReduce(*rmin)) return false;
+    const std::string delta = MatchReciprocal(inv, fused);
+    const auto* delta_sub = Producer(delta, "Sub");
+    if (!delta_sub || delta_sub->input(1) != bias) return false;
+    const auto* rmax = Producer(delta_sub->input(0), "ReduceMax");
+    if (!rmax || rmax->input(0) != x || !IsLastAxisReduce(*rmax)) return false;
+    // scale = Mul(delta, 1/R)
+    float inv_range;
+    const auto* scale_mul = Producer(scale, "Mul");
+    if (!scale_mul || !ScalarConst(Other(scale_mul, delta), &inv_range)) return false;
+    // o1 = Mul(Mul(step, bias), rowsum)
+    const auto* o1 = Producer(sum.input(2), "Mul");
+    if (!o1 || o1->input_size() != 2) return false;
+    std::string rowsum;
+    for (int s = 0; s < 2; ++s)
+      if (MulOf(Producer(o1->input(s), "Mul"), step, bias)) rowsum = o1->input(1 - s);
+    if (rowsum.empty() || !IsConst(rowsum)) return false;
+    // o2 = Mul(base, Mul(scale, Cast<f32>(ReduceSum(Cast<i32>(Q)))))
+    const auto* o2 = Producer(sum.input(1), "Mul");
+    if (!o2 || o2->input_size() != 2) return false;
+    std::string base;
+    for (int s = 0; s < 2; ++s) {
+      const auto* inner = Producer(o2->input(s), "Mul");
+      const std::string qsum_f = Other(inner, scale);
+      const auto* cast_f = Producer(qsum_f, "Cast");
+      if (!cast_f || IntAttr(*cast_f, "to", 0) != onnx::TensorProto::FLOAT) continue;
+      const auto* rsum = Producer(cast_f->input(0), "ReduceSum");
+      if (!rsum || !IsLastAxisReduce(*rsum)) continue;
+      const auto* cast_i = Producer(rsum->input(0), "Cast");
+      if (!cast_i || IntAttr(*cast_i, "to", 0) != onnx::TensorProto::INT32 || cast_i->input(0) != q) continue;
+      base = o2->input(1 - s);
+    }
+    if (base.empty() || !IsConst(base)) return false;
+    // o3 = Mul(base, Mul(bias, K))
+    const auto* o3 = Producer(sum.input(0), "Mul");
+    const auto* bias_k = Producer(Other(o3, base), "Mul");
+    float k_as_float;
+    if (!bias_k || !ScalarConst(Other(bias_k, bias), &k_as_float)) return false;
+
+    fused->add_input(x);
+    fused->add_input(wq);
+    fused->add_input(step);
+    fused->add_input(base);
+    fused->add_input(rowsum);
+    SetString(fused, "scheme", "asymm8");
+    SetFloat(fused, "inv_range", inv_range);
+    SetFloat(fused, "k_as_float", k_as_float);
+    return true;
+  }
+
+  // The symm16 pattern ending at Y = Mul(Mul(step, scale), Cast<f32>(MatMulInteger16(Q, Wq))).
+  bool MatchSymm16(const onnx::NodeProto& y_mul, onnx::NodeProto* fused) const {
+    std::string step, scale;
+    const auto* mm = MatchScaledProduct(y_mul.output(0), "MatMulInteger16", &step, &scale);
+    if (!mm || !IsConst(mm->input(1))) return false;
+    std::string norm;
+    if (!MatchQuantize(mm->input(0), onnx::TensorProto::INT16, &norm, fused)) return false;
+    const auto* norm_mul = Producer(norm, "Mul");
+    if (!norm_mul || norm_mul->input_size() != 2) return false;
+    for (int s = 0; s < 2; ++s) {
+      const std::string& x = norm_mul->input(s);
+      const std::string delta = MatchReciprocal(norm_mul->input(1 - s), fused);
+      const auto* rmax = Producer(delta, "ReduceMax");
+      if (!rmax || !IsLastAxisReduce(*rmax)) continue;
+      const auto* abs = Producer(rmax->input(0), "Abs");
+      if (!abs || abs->input(0) != x) continue;
+      float inv_range;
+      const auto* scale_mul = Producer(scale, "Mul");
+      if (!scale_mul || !ScalarConst(Other(scale_mul, delta), &inv_range)) return false;
+      fused->add_input(x);
+      fused->add_input(mm->input(1));
+      fused->add_input(step);
+      SetString(fused, "scheme", "symm16");
+      SetFloat(fused, "inv_range", inv_range);
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  const ConstantLookup& lookup_;
+  std::unordered_map<std::string, const onnx::NodeProto*> producer_;
+};
+
+// Drops nodes whose outputs nobody reads (graph outputs and subgraph references count as reads).
+void RemoveDeadNodes(onnx::GraphProto* graph) {
+  std::unordered_set<std::string> used;
+  for (const auto& o : graph->output()) used.insert(o.name());
+  std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
+    for (const auto& n : g.node()) {
+      for (const auto& i : n.input()) used.insert(i);
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) collect(a.g());
+        for (const auto& sg : a.graphs()) collect(sg);
+      }
+    }
+    for (const auto& o : g.output()) used.insert(o.name());
+  };
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    used.clear();
+    for (const auto& o : graph->output()) used.insert(o.name());
+    collect(*graph);
+    auto* nodes = graph->mutable_node();
+    for (int i = nodes->size() - 1; i >= 0; --i) {
+      bool live = false;
+      for (const auto& o : nodes->Get(i).output()) live |= !o.empty() && used.count(o);
+      if (!live) {
+        nodes->DeleteSubrange(i, 1);
+        changed = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup) {
+  std::vector<std::pair<int, onnx::NodeProto>> replacements;
+  {
+    Matcher m(*graph, lookup);
+    for (int i = 0; i < graph->node_size(); ++i) {
+      const auto& n = graph->node(i);
+      onnx::NodeProto fused;
+      fused.set_op_type(kDynQuantMatMulOp);
+      fused.set_domain(kFusedDomain);
+      fused.set_name(n.name() + "_fused_dq_matmul");
+      fused.add_output(n.output(0));
+      const bool match = (n.op_type() == "Sum" && n.domain().empty() && m.MatchAsymm8(n, &fused)) ||
+                         (n.op_type() == "Mul" && n.domain().empty() && m.MatchSymm16(n, &fused));
+      if (match) replacements.emplace_back(i, std::move(fused));
+    }
+  }
+  if (replacements.empty()) return 0;
+  for (auto& [index, fused] : replacements) *graph->mutable_node(index) = std::move(fused);
+  RemoveDeadNodes(graph);
+  return static_cast<int>(replacements.size());
+}
+
+}  // namespace nuphar
