@@ -7,21 +7,29 @@
 
 namespace nuphar {
 
-Status BroadcastShape(std::span<const int64_t> a, std::span<const int64_t> b, std::vector<int64_t>& out) {
+Status BroadcastShape(std::span<const int64_t> a, std::span<const int64_t> b, InlineShape& out) {
   const size_t rank = std::max(a.size(), b.size());
-  out.assign(rank, 1);
+  if (rank > InlineShape::kCapacity)
+    return Diag::Msg("rank " + std::to_string(rank) + " is above the supported " + std::to_string(InlineShape::kCapacity));
+  out.rank = rank;
   for (size_t i = 0; i < rank; ++i) {
-    // Align from the right: missing leading dims are 1.
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da == db || db == 1) {
-      out[i] = da;
+      out.dims[i] = da;
     } else if (da == 1) {
-      out[i] = db;
+      out.dims[i] = db;
     } else {
       return Diag::Msg("cannot broadcast " + ShapeToString(a) + " with " + ShapeToString(b));
     }
   }
+  return Status::OK();
+}
+
+Status BroadcastShape(std::span<const int64_t> a, std::span<const int64_t> b, std::vector<int64_t>& out) {
+  InlineShape shape;
+  NUPHAR_RETURN_IF_ERROR(BroadcastShape(a, b, shape));
+  out.assign(shape.dims, shape.dims + shape.rank);
   return Status::OK();
 }
 

@@ -42,8 +42,19 @@ namespace nuphar {
 
 constexpr int kMaxBroadcastRank = 8;
 
+/// A shape stored inline, so hot kernels compute output shapes without allocating.
+struct InlineShape {
+  static constexpr size_t kCapacity = 16;
+  int64_t dims[kCapacity];
+  size_t rank = 0;
+  std::span<const int64_t> span() const { return {dims, rank}; }
+  operator std::span<const int64_t>() const { return span(); }  // NOLINT: used where shapes are spans
+};
+
 /// out = numpy broadcast of a and b. Error: "cannot broadcast [2,3] with [4]".
 Status BroadcastShape(std::span<const int64_t> a, std::span<const int64_t> b, std::vector<int64_t>& out);
+/// The same into an InlineShape. Both forms fail for ranks above InlineShape::kCapacity.
+Status BroadcastShape(std::span<const int64_t> a, std::span<const int64_t> b, InlineShape& out);
 /// out = broadcast of every shape in `shapes` (at least one).
 Status BroadcastShapes(std::span<const std::span<const int64_t>> shapes, std::vector<int64_t>& out);
 

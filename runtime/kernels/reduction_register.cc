@@ -1,8 +1,14 @@
-// Registration of the reduction kernel family (ops are added as their kernels land).
-#include "runtime/kernels/kernel.h"
+// Registration of the reduction kernel family.
+#include "runtime/kernels/reduction_common.h"
 
 namespace nuphar {
 
-void RegisterReductionKernels(KernelRegistry& r) { (void)r; }
+void RegisterReductionKernels(KernelRegistry& r) {
+  red::RegisterReduceKernels(r);
+  red::RegisterArgKernels(r);
+  red::RegisterSoftmaxKernels(r);
+  red::RegisterCumSumKernel(r);
+  red::RegisterTopKKernel(r);
+}
 
 }  // namespace nuphar
