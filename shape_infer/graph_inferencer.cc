@@ -241,7 +241,7 @@ void GraphInferencer::CompleteOutputs(const onnx::NodeProto& node, size_t node_i
     if (!ctx.HasOutput(j)) continue;
     const std::string& name = node.output(static_cast<int>(j));
     onnx::ValueInfoProto& vi = MutableValueInfo(name);
-    if (std::find(produced_.begin(), produced_.end(), name) == produced_.end()) produced_.push_back(name);
+    if (produced_set_.insert(name).second) produced_.push_back(name);
     const onnx::TypeProto& type = vi.type();
     if (type.has_sequence_type() || type.has_map_type() || type.has_optional_type() ||
         type.has_sparse_tensor_type())

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graph/error.h"
@@ -87,6 +88,7 @@ class GraphInferencer {
   std::string path_;
   std::unordered_map<std::string, std::unique_ptr<onnx::ValueInfoProto>> known_vi_;
   std::vector<std::string> produced_;  ///< node outputs in inference order (value_info order)
+  std::unordered_set<std::string> produced_set_;
   std::unordered_map<std::string, TrackedValue> tracked_;
   std::unordered_map<std::string, const onnx::TensorProto*> initializers_;
   mutable std::unordered_map<std::string, std::optional<TrackedValue>> initializer_values_;
