@@ -19,8 +19,9 @@ void QuantizeRows(const float* w, const std::vector<float>& fscale, float range,
   Q* out = reinterpret_cast<Q*>(qw->q_bytes.data());
   const float* base = qw->base.data();
   float* rowsum = qw->rowsum.data();
-  // Where fscale == 0 the whole column equals base, so W - base is +0 and dividing by 1 gives
-  // the original's 0 without a per-element branch (keeps the loop vectorisable).
+  // Where fscale == 0 the column equals base (up to a denormal when (fmax - fmin) / 2 underflows),
+  // so (W - base) / 1 rounds to q = 0, the original's result, without a per-element branch
+  // (which would keep the loop from vectorising).
   std::vector<float> divisor(n);
   for (int64_t j = 0; j < n; ++j) divisor[j] = fscale[j] != 0.0f ? fscale[j] : 1.0f;
   std::vector<float> row_q(n);
