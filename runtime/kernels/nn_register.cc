@@ -1,8 +1,15 @@
-// Registration of the nn kernel family (ops are added as their kernels land).
+// Registration of the nn kernel family: MatMul/Gemm/Einsum, convolutions, pooling, normalizations.
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/nn_kernels.h"
 
 namespace nuphar {
 
-void RegisterNnKernels(KernelRegistry& r) { (void)r; }
+void RegisterNnKernels(KernelRegistry& r) {
+  RegisterMatMulKernels(r);
+  RegisterEinsumKernels(r);
+  RegisterConvKernels(r);
+  RegisterPoolKernels(r);
+  RegisterNormKernels(r);
+}
 
 }  // namespace nuphar

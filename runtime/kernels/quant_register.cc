@@ -1,8 +1,13 @@
-// Registration of the quant kernel family (ops are added as their kernels land).
+// Registration of the quant kernel family: (de)quantization, integer and QLinear products.
 #include "runtime/kernels/kernel.h"
+#include "runtime/kernels/quant_kernels.h"
 
 namespace nuphar {
 
-void RegisterQuantKernels(KernelRegistry& r) { (void)r; }
+void RegisterQuantKernels(KernelRegistry& r) {
+  RegisterQuantizeLinearKernels(r);
+  RegisterQuantMatMulKernels(r);
+  RegisterQuantConvKernels(r);
+}
 
 }  // namespace nuphar

@@ -1,0 +1,121 @@
+// MatMul (numpy.matmul semantics, batch broadcasting) and Gemm (transA/transB, alpha, beta,
+// unidirectional C broadcast; opset < 7 `broadcast` attribute). fp32/fp64 go through Eigen.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/kernels/gemm_eigen.h"
+#include "runtime/kernels/nn_dtype.h"
+#include "runtime/kernels/nn_kernels.h"
+#include "runtime/kernels/nn_matmul_shape.h"
+
+namespace nuphar {
+namespace {
+
+class MatMulKernel final : public OpKernel {
+ public:
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    if (!a || !b) return Diag::Msg("MatMul needs inputs A and B");
+    if (a->dtype() != b->dtype()) return Diag::Msg("MatMul inputs A and B have different element types");
+    NUPHAR_ASSIGN_OR_RETURN(const MatMulShape s, MatMulShape::Compute(a->shape(), b->shape()));
+    Tensor* y = ctx.Output(0, a->dtype(), s.output_shape());
+    return DispatchGemmTypes(a->dtype(), [&]<class T>() {
+      const T* pa = a->data<T>();
+      const T* pb = b->data<T>();
+      T* py = y->data<T>();
+      if (s.b_shared_and_a_contiguous()) {
+        // All batches of A against one B: a single [batch*M, K] x [K, N] product.
+        GemmAny<T>(false, false, s.batch_count * s.M, s.N, s.K, T(1), pa, s.K, pb, s.N, T(0), py, s.N);
+        return Status::OK();
+      }
+      for (int64_t i = 0; i < s.batch_count; ++i)
+        GemmAny<T>(false, false, s.M, s.N, s.K, T(1), pa + s.a_offset(i), s.K, pb + s.b_offset(i), s.N, T(0),
+                   py + i * s.M * s.N, s.N);
+      return Status::OK();
+    });
+  }
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
+  for (size_t i = 0; i < 2; ++i)
+    if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64,
+                             DType::kUint32, DType::kUint64))
+      return node.Error(std::string("MatMul on ") + DTypeName(node.input_type(i)) + " is not supported");
+  return MakeKernel<MatMulKernel>();
+}
+
+// Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].
+class GemmKernel final : public OpKernel {
+ public:
+  GemmKernel(bool trans_a, bool trans_b, float alpha, float beta, bool c_must_match)
+      : trans_a_(trans_a), trans_b_(trans_b), alpha_(alpha), beta_(beta), c_must_match_(c_must_match) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* a = ctx.input(0);
+    const Tensor* b = ctx.input(1);
+    const Tensor* c = ctx.input(2);
+    if (!a || !b) return Diag::Msg("Gemm needs inputs A and B");
+    if (a->rank() != 2 || b->rank() != 2)
+      return Diag::Msg("Gemm needs 2-D A and B, got " + ShapeToString(a->shape()) + " and " + ShapeToString(b->shape()));
+    if (a->dtype() != b->dtype() || (c && c->dtype() != a->dtype()))
+      return Diag::Msg("Gemm inputs have different element types");
+    const int64_t M = trans_a_ ? a->dim(1) : a->dim(0);
+    const int64_t K = trans_a_ ? a->dim(0) : a->dim(1);
+    const int64_t N = trans_b_ ? b->dim(0) : b->dim(1);
+    if ((trans_b_ ? b->dim(1) : b->dim(0)) != K)
+      return Diag::Msg("Gemm inner dimensions differ: A " + ShapeToString(a->shape()) + ", B " +
+                       ShapeToString(b->shape()));
+    int64_t c_rows = 0, c_cols = 0;  // C's extent along M and N; 1 = broadcast
+    if (c) {
+      if (c->rank() > 2) return Diag::Msg("Gemm C must have rank <= 2, got " + ShapeToString(c->shape()));
+      c_cols = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
+      c_rows = c->rank() == 2 ? c->dim(0) : 1;
+      const bool ok = (c_rows == M || c_rows == 1) && (c_cols == N || c_cols == 1);
+      if (!ok || (c_must_match_ && (c_rows != M || c_cols != N)))
+        return Diag::Msg("Gemm C " + ShapeToString(c->shape()) + " does not broadcast to [" + std::to_string(M) +
+                         "," + std::to_string(N) + "]");
+    }
+    const int64_t out_shape[2] = {M, N};
+    Tensor* y = ctx.Output(0, a->dtype(), out_shape);
+    return DispatchGemmTypes(a->dtype(), [&]<class T>() {
+      T* py = y->data<T>();
+      const bool use_c = c && beta_ != 0.0f && c->size() > 0;
+      if (use_c) {
+        const T* pc = c->data<T>();
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n)
+            py[m * N + n] = pc[(c_rows == 1 ? 0 : m) * c_cols + (c_cols == 1 ? 0 : n)];
+      }
+      GemmAny<T>(trans_a_, trans_b_, M, N, K, static_cast<T>(alpha_), a->data<T>(), a->dim(1), b->data<T>(),
+                 b->dim(1), use_c ? static_cast<T>(beta_) : T(0), py, N);
+      return Status::OK();
+    });
+  }
+
+ private:
+  bool trans_a_, trans_b_;
+  float alpha_, beta_;
+  bool c_must_match_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateGemm(const NodeInfo& node) {
+  for (size_t i = 0; i < 3; ++i)
+    if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64,
+                             DType::kUint32, DType::kUint64))
+      return node.Error(std::string("Gemm on ") + DTypeName(node.input_type(i)) + " is not supported");
+  if (node.opset() < 11 && !node.has_input(2)) return node.Error("Gemm before opset 11 requires input C");
+  // Opsets 1-6: C broadcasts only with broadcast=1; otherwise it must be exactly [M, N].
+  const bool c_must_match = node.opset() < 7 && node.GetInt("broadcast", 0) == 0;
+  return MakeKernel<GemmKernel>(node.GetInt("transA", 0) != 0, node.GetInt("transB", 0) != 0,
+                                node.GetFloat("alpha", 1.0f), node.GetFloat("beta", 1.0f), c_must_match);
+}
+
+}  // namespace
+
+void RegisterMatMulKernels(KernelRegistry& r) {
+  r.Add("", "MatMul", CreateMatMul);
+  r.Add("", "Gemm", CreateGemm);
+}
+
+}  // namespace nuphar
