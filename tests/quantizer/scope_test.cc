@@ -385,6 +385,17 @@ TEST(QuantizerNames, CollisionsAdvanceCountersAndSuffixFixedNames) {
   EXPECT_NE(FindInit(m.graph(), "W_step_1"), nullptr);
 }
 
+TEST(QuantizerNames, WeightAlsoListedAsGraphInputLosesTheInput) {
+  onnx::ModelProto m = SingleMatMul(11);
+  AddFloatValue(m.mutable_graph()->mutable_input(), "W");  // IR < 4 style overridable initializer
+  auto r = Quantize(&m, Defaults());
+  ASSERT_TRUE(r.ok()) << r.message();
+  ASSERT_EQ(r->quantized.size(), 1u);
+  ASSERT_EQ(m.graph().input_size(), 1);  // as the original's remove_initializer
+  EXPECT_EQ(m.graph().input(0).name(), "x");
+  EXPECT_EQ(FindInit(m.graph(), "W"), nullptr);
+}
+
 TEST(QuantizerErrors, SharedWeightWithDifferentConfigs) {
   onnx::ModelProto m = SingleMatMul(11);
   AddNode(m.mutable_graph(), "MatMul", "mm2", {"x", "W"}, {"y2"});
