@@ -118,12 +118,17 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   std::unordered_map<std::string, bool> has_initializer;
   for (const auto& t : model_in.graph().initializer()) has_initializer[t.name()] = true;
   for (const auto& vi : model_in.graph().input()) {
+    bool repeated = false;
+    for (const auto& d : inputs_) repeated |= d.name == vi.name();
+    if (repeated) continue;
     inputs_.push_back(DescribeValue(vi));
     inputs_.back().has_default = has_initializer.count(vi.name()) > 0;
   }
   for (const auto& vi : model_in.graph().output()) outputs_.push_back(DescribeValue(vi));
   return Status::OK();
 }
+
+int Session::fused_pattern_count() const { return model_->fused_patterns; }
 
 Status Session::CheckInputs(const NamedTensors& inputs) const {
   std::map<std::string, int64_t> symbols;  // dim_param -> value, first writer wins

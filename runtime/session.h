@@ -62,6 +62,9 @@ class Session {
   const std::vector<ValueDesc>& inputs() const { return inputs_; }
   const std::vector<ValueDesc>& outputs() const { return outputs_; }
 
+  /// Subgraph patterns replaced by fused kernels at load time (0 in "reference" mode).
+  int fused_pattern_count() const;
+
   /// Runs the model. `output_names` empty = all graph outputs, in graph order.
   Expected<std::vector<Tensor>> Run(const NamedTensors& inputs, const std::vector<std::string>& output_names = {}) const;
 

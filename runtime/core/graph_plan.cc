@@ -174,7 +174,11 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
       }
       rewrites += *expanded;
     }
-    if (any_quant_matmul) rewrites += FuseDynamicQuantMatMul(copy.get(), LocalConstants(*copy, parent));
+    if (any_quant_matmul) {
+      const int fused = FuseDynamicQuantMatMul(copy.get(), LocalConstants(*copy, parent));
+      model.fused_patterns += fused;
+      rewrites += fused;
+    }
     if (rewrites > 0) {
       plan->expanded_ = std::move(copy);
       graph_ptr = plan->expanded_.get();
@@ -201,7 +205,10 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     ++next_local;
     return Status::OK();
   };
+  std::unordered_set<std::string> seen_inputs;
   for (const auto& in : graph.input()) {
+    // Some exporters list an initializer-backed input twice; the second entry adds nothing.
+    if (!seen_inputs.insert(in.name()).second) continue;
     NUPHAR_RETURN_IF_ERROR(define_local(in.name()).WithGraph(graph.name()));
     plan->input_names_.push_back(in.name());
     plan->input_slots_.push_back(next_local - 1);
@@ -225,10 +232,10 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     if (!scope.refs.emplace(t.name(), ref).second)
       return fail(Diag::Msg("initializer '" + t.name() + "' has the same name as a node output"));
   }
-  for (const auto& in : graph.input()) {
+  for (const auto& name : plan->input_names_) {
     int def = -1;
     for (int c = 0; c < graph.initializer_size(); ++c)
-      if (graph.initializer(c).name() == in.name()) def = plan->num_locals_ + c;
+      if (graph.initializer(c).name() == name) def = plan->num_locals_ + c;
     plan->input_defaults_.push_back(def);
   }
 

@@ -41,6 +41,8 @@ struct ModelContext {
   /// Run the fusion passes (runtime/fusion/) on every graph; off in "reference" execution mode,
   /// which executes the model's nodes exactly as written.
   bool fuse_kernels = true;
+  /// Patterns the fusion passes replaced, over all graphs compiled so far (for tools and tests).
+  mutable int fused_patterns = 0;
   int OpsetFor(const std::string& domain) const;
 };
 
