@@ -96,7 +96,7 @@ size_t DynQuantMatMulScratchBytes(DynQuantScheme scheme, int64_t M, int64_t K, i
 
 bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K, int64_t ldx,
                     const DynQuantWeights& w, const DynQuantConstants& c, void* scratch, float* Y,
-                    int64_t ldy, const float* add, int64_t ld_add) {
+                    int64_t ldy, const float* add, int64_t ld_add, const NgemmTiles& tiles) {
   const bool symm = scheme == DynQuantScheme::kSymm16;
   if (w.packed == nullptr || w.step == nullptr || scratch == nullptr || K <= 0 || w.packed->K() != K) return false;
   if ((w.packed->type() == WeightType::kInt16) != symm) return false;
@@ -109,9 +109,10 @@ bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K,
   for (int64_t m = 0; m < M; ++m) l.stats[m] = fns.quantize(scheme, X + m * ldx, K, c, l.q + m * l.q_row_bytes);
 
   if (symm) {
-    NgemmS16S16(reinterpret_cast<const int16_t*>(l.q), M, K, l.q_row_bytes / 2, *w.packed, l.q_y, N);
+    NgemmS16S16(reinterpret_cast<const int16_t*>(l.q), M, K, l.q_row_bytes / 2, *w.packed, l.q_y, N, tiles);
   } else {
     NgemmParams p;
+    p.tiles = tiles;
     // Clip(0, 127) -> Cast<u8> proves the 7-bit fast path (R2 a); other bounds stay exact.
     p.a_within_7bit = c.clip_min >= 0.0f && c.clip_max <= 127.0f;
     NgemmU8S8(l.q, M, K, l.q_row_bytes, *w.packed, l.q_y, N, p);

@@ -70,9 +70,10 @@ size_t DynQuantMatMulScratchBytes(DynQuantScheme scheme, int64_t M, int64_t K, i
 /// The optional following Add: Y[m, n] = Y[m, n] + add[m * ld_add + n], with ld_add = 0 for a
 /// bias broadcast over rows (length N) or N (or more) for a [M, N] tensor such as an LSTM step's
 /// input projection. The addition is one more float32 rounding, as the Add node's.
+/// `tiles`: the session's NUPHAR_IGEMM_* settings for the integer product (M >= 2).
 bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K, int64_t ldx,
                     const DynQuantWeights& weights, const DynQuantConstants& constants,
                     void* scratch, float* Y, int64_t ldy, const float* add = nullptr,
-                    int64_t ld_add = 0);
+                    int64_t ld_add = 0, const NgemmTiles& tiles = {});
 
 }  // namespace nuphar::ngemm
