@@ -16,7 +16,7 @@ Status CheckTensorOnlyGraph(const NodeInfo& node, const onnx::GraphProto& g, con
     const char* kind = v.type().has_sequence_type() ? "sequence" : v.type().has_optional_type() ? "optional"
                        : v.type().has_map_type()    ? "map"
                                                     : "non-tensor";
-    return node.Error(attr + " " + what + " '" + v.name() + "' has a " + kind +
+    return node.Error(attr + " " + what + " '" + v.name() + "' has " + kind +
                       " type; only tensor-typed subgraph values are supported");
   };
   for (const auto& v : g.input()) NUPHAR_RETURN_IF_ERROR(check(v, "input"));

@@ -103,6 +103,8 @@ class ScanKernel final : public OpKernel {
       for (int j = 0; j < M; ++j) in_slices[j].Gather(in_reverse_[j] ? seq - 1 - t : t, step_inputs[j].raw());
     };
     auto store = [&](int64_t t, int k, const Tensor& v) -> Status {
+      // Absent outputs all share the frame's scratch tensor, so they are not written at all.
+      if (!ctx.output_needed(static_cast<size_t>(N + k))) return Status::OK();
       if (t == 0) {  // the first step fixes each scan output's shape
         const int64_t axis = NormalizeAxis(out_axes_[k], v.rank() + 1);
         if (axis < 0 || axis > v.rank()) return Diag::Msg("scan_output_axes[" + std::to_string(k) + "] is out of range");
@@ -164,7 +166,8 @@ class ScanKernel final : public OpKernel {
     for (int i = 0; i < N; ++i) {
       row_states[i] = Tensor(states[i]->dtype(), ShapeWithout(states[i]->shape(), 0));
       initial.push_back(&row_states[i]);
-      state_out[i] = ctx.Output(static_cast<size_t>(i), states[i]->dtype(), states[i]->shape());
+      if (ctx.output_needed(static_cast<size_t>(i)))
+        state_out[i] = ctx.Output(static_cast<size_t>(i), states[i]->dtype(), states[i]->shape());
     }
     for (int j = 0; j < M; ++j) {
       std::vector<int64_t> row_shape = ShapeWithout(inputs[j]->shape(), 0);
@@ -186,6 +189,7 @@ class ScanKernel final : public OpKernel {
         for (int j = 0; j < M; ++j) in_slices[j].Gather(in_reverse_[j] ? len[b] - 1 - t : t, step_inputs[j].raw());
       };
       auto store = [&](int64_t t, int k, const Tensor& v) -> Status {
+        if (!ctx.output_needed(static_cast<size_t>(N + k))) return Status::OK();  // see ComputeUnbatched
         if (!outs[k]) {  // the first step of any row fixes the shape; rows not yet run are zero
           std::vector<int64_t> shape = v.shape();
           shape.insert(shape.begin(), {batch, seq});
@@ -202,11 +206,11 @@ class ScanKernel final : public OpKernel {
       for (int i = 0; i < N; ++i) {
         const Tensor& final_state = carried_.Current(body, static_cast<size_t>(i));
         if (final_state.bytes() != row_states[i].bytes()) return Diag::Msg("Scan state " + std::to_string(i) + " changes shape");
-        std::memcpy(state_out[i]->data<char>() + b * final_state.bytes(), final_state.raw(), final_state.bytes());
+        if (state_out[i]) std::memcpy(state_out[i]->data<char>() + b * final_state.bytes(), final_state.raw(), final_state.bytes());
       }
     }
     bool any_missing = false;
-    for (int k = 0; k < K; ++k) any_missing |= outs[k] == nullptr;
+    for (int k = 0; k < K; ++k) any_missing |= outs[k] == nullptr && ctx.output_needed(static_cast<size_t>(N + k));
     if (any_missing) EmptyScanOutputs(ctx, [&](int, std::vector<int64_t> dims) {
         dims.insert(dims.begin(), {batch, seq});
         return dims;
@@ -219,7 +223,7 @@ class ScanKernel final : public OpKernel {
   template <class ShapeFn>
   void EmptyScanOutputs(KernelContext& ctx, ShapeFn shape_fn, std::vector<Tensor*>* done = nullptr) const {
     for (int k = 0; k < num_scan_outputs(); ++k) {
-      if (done && (*done)[k]) continue;
+      if ((done && (*done)[k]) || !ctx.output_needed(static_cast<size_t>(num_states_ + k))) continue;
       const DeclaredValue& d = declared_[static_cast<size_t>(num_states_ + k)];
       std::vector<int64_t> dims = d.dims;
       for (auto& x : dims) x = x < 0 ? 0 : x;

@@ -12,31 +12,21 @@
 namespace nuphar {
 namespace rnn_detail {
 
-/// Per-thread scratch that only grows, so steady-state runs do not allocate. Safe because a
-/// kernel's Compute never re-enters another RNN kernel on the same thread.
+/// Carves 64-byte-aligned sub-buffers out of one block of node scratch (KernelContext::Scratch,
+/// owned by the frame and reused, so steady-state runs do not allocate).
 template <class T>
-class Workspace {
+class Carver {
  public:
-  static Workspace& ForThread() {
-    thread_local Workspace ws;
-    return ws;
-  }
-  /// Reserves `total` elements and resets the carve pointer.
-  void Reset(size_t total) {
-    if (buf_.size() < total) buf_.resize(total);
-    used_ = 0;
-  }
-  /// The next `n` elements, starting on a 64-byte boundary relative to the buffer.
+  static size_t Round(size_t n) { return (n + 15) / 16 * 16; }
+  explicit Carver(T* base) : next_(base) {}
   T* Take(size_t n) {
-    T* p = buf_.data() + used_;
-    used_ += Round(n);
+    T* p = next_;
+    next_ += Round(n);
     return p;
   }
-  static size_t Round(size_t n) { return (n + 15) / 16 * 16; }
 
  private:
-  std::vector<T> buf_;
-  size_t used_ = 0;
+  T* next_;
 };
 
 }  // namespace rnn_detail
@@ -73,12 +63,12 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
   auto state_at = [&](int64_t d, int64_t b) { return batch_major ? (b * ND + d) * H : (d * Bt + b) * H; };
   auto x_row = [&](int64_t t, int64_t b) { return batch_major ? b * S + t : t * Bt + b; };
 
-  using rnn_detail::Workspace;
+  using rnn_detail::Carver;
   const size_t scratch = static_cast<size_t>(cell_.ScratchElems(Bt, H));
   const size_t state = static_cast<size_t>(Bt * H);
-  Workspace<T>& ws = Workspace<T>::ForThread();
-  ws.Reset(Workspace<T>::Round(size_t(S * Bt * ND * GH)) + Workspace<T>::Round(size_t(GH)) +
-           Workspace<T>::Round(size_t(Bt * GH)) + 4 * Workspace<T>::Round(state) + Workspace<T>::Round(scratch));
+  const size_t total = Carver<T>::Round(size_t(S * Bt * ND * GH)) + Carver<T>::Round(size_t(GH)) +
+                       Carver<T>::Round(size_t(Bt * GH)) + 4 * Carver<T>::Round(state) + Carver<T>::Round(scratch);
+  Carver<T> ws(static_cast<T*>(ctx.Scratch(total * sizeof(T))));
   T* xw = ws.Take(size_t(S * Bt * ND * GH));
   T* bias = ws.Take(size_t(GH));
   T* gates = ws.Take(size_t(Bt * GH));
