@@ -2,7 +2,9 @@
 #include "graph/model_io.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
@@ -61,6 +63,13 @@ Status InlineExternalData(onnx::TensorProto* t, const fs::path& base_dir, const 
   return Status::OK();
 }
 
+Status CheckParsedModel(bool parsed, const onnx::ModelProto& model, const std::string& origin) {
+  if (!parsed) return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+  if (!model.has_graph()) return Diag::File(origin, "not an ONNX model: the ModelProto has no graph");
+  if (model.ir_version() <= 0) return Diag::File(origin, "not an ONNX model: ir_version is missing");
+  return Status::OK();
+}
+
 Status ParseModel(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {
   if (size == 0) return Diag::File(origin, "file is empty, not an ONNX model");
   google::protobuf::io::ArrayInputStream raw(data, static_cast<int>(std::min<size_t>(size, INT_MAX)));
@@ -68,12 +77,8 @@ Status ParseModel(const void* data, size_t size, onnx::ModelProto* model, const 
   coded.SetTotalBytesLimit(INT_MAX);
   if (size > static_cast<size_t>(INT_MAX))
     return Diag::File(origin, "file is larger than 2 GB; store the weights as external data");
-  if (!model->ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-    return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
-  if (!model->has_graph())
-    return Diag::File(origin, "not an ONNX model: the ModelProto has no graph");
-  if (model->ir_version() <= 0) return Diag::File(origin, "not an ONNX model: ir_version is missing");
-  return Status::OK();
+  const bool parsed = model->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  return CheckParsedModel(parsed, *model, origin);
 }
 
 }  // namespace
@@ -95,9 +100,27 @@ Status LoadModelFromBytes(const void* data, size_t size, onnx::ModelProto* model
 }
 
 Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOptions& options) {
-  auto bytes = ReadFile(path);
-  if (!bytes) return bytes.status();
-  NUPHAR_RETURN_IF_ERROR(ParseModel(bytes->data(), bytes->size(), model, path));
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return Diag::File(path, "file does not exist");
+  if (fs::is_directory(path, ec)) return Diag::File(path, "is a directory, not a file");
+  const auto size = fs::file_size(path, ec);
+  if (ec) return Diag::File(path, "cannot read the file size: " + ec.message());
+  if (size == 0) return Diag::File(path, "file is empty, not an ONNX model");
+  if (size > static_cast<uintmax_t>(INT_MAX))
+    return Diag::File(path, "file is larger than 2 GB; store the weights as external data");
+  // Parse straight from the file: no second in-memory copy of a large model.
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return Diag::File(path, "cannot be opened for reading");
+  bool parsed = false, whole = false;
+  {
+    google::protobuf::io::FileInputStream raw(fd, 1 << 20);
+    google::protobuf::io::CodedInputStream coded(&raw);
+    coded.SetTotalBytesLimit(INT_MAX);
+    parsed = model->ParseFromCodedStream(&coded);
+    whole = coded.ConsumedEntireMessage();
+  }
+  ::close(fd);
+  NUPHAR_RETURN_IF_ERROR(CheckParsedModel(parsed && whole, *model, path));
   if (!options.load_external_data) return Status::OK();
   const fs::path base_dir = fs::path(path).parent_path();
   Status status;
@@ -133,14 +156,33 @@ Status WriteFileAtomic(const std::string& path, const std::string& bytes) {
   return Status::OK();
 }
 
+// Serializes straight into the temporary file (no in-memory copy of the bytes), then renames.
+static Status WriteModelAtomic(const onnx::ModelProto& model, const std::string& path) {
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path() && !fs::exists(target.parent_path(), ec))
+    return Diag::File(path, "output directory does not exist");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return Diag::File(path, "cannot be opened for writing");
+  bool ok = model.SerializeToFileDescriptor(fd);
+  ok = (::close(fd) == 0) && ok;
+  if (!ok) {
+    fs::remove(tmp, ec);
+    return Diag::File(path, "write failed (disk full?)");
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return Diag::File(path, "cannot rename the temporary file into place: " + ec.message());
+  }
+  return Status::OK();
+}
+
 Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, const SaveOptions& options) {
   constexpr size_t kProtobufLimit = (size_t{1} << 31) - 1;
   const bool external = options.save_as_external_data || model_in.ByteSizeLong() > kProtobufLimit;
-  if (!external) {
-    std::string bytes;
-    if (!model_in.SerializeToString(&bytes)) return Diag::File(path, "model serialization failed");
-    return WriteFileAtomic(path, bytes);
-  }
+  if (!external) return WriteModelAtomic(model_in, path);
   // Move large tensors to one side file, then write the (now small) model.
   onnx::ModelProto model = model_in;
   const std::string side_name =
@@ -166,9 +208,7 @@ Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, cons
   if (model.ByteSizeLong() > kProtobufLimit)
     return Diag::File(path, "model is larger than 2 GB even with its initializers in external data");
   NUPHAR_RETURN_IF_ERROR(WriteFileAtomic(side_path.string(), side));
-  std::string bytes;
-  if (!model.SerializeToString(&bytes)) return Diag::File(path, "model serialization failed");
-  return WriteFileAtomic(path, bytes);
+  return WriteModelAtomic(model, path);
 }
 
 }  // namespace nuphar
