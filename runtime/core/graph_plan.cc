@@ -12,6 +12,7 @@
 namespace nuphar {
 
 int ModelContext::OpsetFor(const std::string& domain) const {
+  if (domain == kFusedDomain) return 1;  // created by the runtime's own passes
   auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
   return it == opsets.end() ? -1 : it->second;
 }
