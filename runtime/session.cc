@@ -92,6 +92,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   origin_ = origin;
   model_ = std::make_unique<ModelContext>();
   model_->file = origin;
+  model_->settings = settings_.get();
   model_->fuse_kernels = !settings_->Is("nuphar_execution_mode", "reference");
   for (const auto& op : model_in.opset_import())
     model_->opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());

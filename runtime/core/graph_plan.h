@@ -34,7 +34,10 @@ class ModelProto;
 namespace nuphar {
 
 /// Facts about the whole model that every graph compile needs.
+class Settings;
+
 struct ModelContext {
+  const Settings* settings = nullptr;                   ///< the session's settings (never null in a session)
   std::unordered_map<std::string, int> opsets;          ///< domain ("" for ONNX) -> version
   std::unordered_map<std::string, DType> value_types;   ///< declared or inferred element types
   std::string file;                                     ///< for error messages

@@ -19,6 +19,18 @@ Expected<std::vector<float>> ColumnVector(const NodeInfo& node, size_t input, in
   return std::vector<float>(t->data<float>(), t->data<float>() + n);
 }
 
+// The session's nuphar_igemm_* settings (already merged with the environment by Settings).
+Status ReadTiles(const NodeInfo& node, ngemm::NgemmTiles* tiles) {
+  std::string error;
+  const std::pair<const char*, int*> keys[] = {
+      {"nuphar_igemm_tile_m", &tiles->m}, {"nuphar_igemm_tile_n", &tiles->n}, {"nuphar_igemm_tile_k", &tiles->k}};
+  for (const auto& [key, field] : keys)
+    if (!ngemm::ParseTileValue(node.setting(key), field, &error)) return node.Error(std::string(key) + ": " + error);
+  if (!ngemm::ParsePermute(node.setting("nuphar_igemm_permute"), &tiles->permute, &error))
+    return node.Error("nuphar_igemm_permute: " + error);
+  return Status::OK();
+}
+
 class DynQuantMatMulKernel final : public OpKernel {
  public:
   static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node) {
@@ -67,6 +79,7 @@ class DynQuantMatMulKernel final : public OpKernel {
     c.k_as_float = node.GetFloat("k_as_float", static_cast<float>(k->k_));
     c.guard_zero_delta = node.GetInt("guard_zero_delta", 0) != 0;
     c.guard_value = node.GetFloat("guard_value", c.guard_value);
+    NUPHAR_RETURN_IF_ERROR(ReadTiles(node, &k->tiles_));
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -81,7 +94,7 @@ class DynQuantMatMulKernel final : public OpKernel {
     Tensor* y = ctx.Output(0, DType::kFloat, out_shape);
     void* scratch = ctx.Scratch(ngemm::DynQuantMatMulScratchBytes(scheme_, m, k_, n_));
     if (!ngemm::DynQuantMatMul(scheme_, x->data<float>(), m, k_, k_, weights_, constants_, scratch,
-                               y->data<float>(), n_))
+                               y->data<float>(), n_, nullptr, 0, tiles_))
       return Diag::Msg("the fused kernel rejected its arguments");
     return Status::OK();
   }
@@ -95,6 +108,7 @@ class DynQuantMatMulKernel final : public OpKernel {
   std::vector<float> step_, base_, rowsum_;
   ngemm::DynQuantWeights weights_;
   ngemm::DynQuantConstants constants_;
+  ngemm::NgemmTiles tiles_;
 };
 
 }  // namespace

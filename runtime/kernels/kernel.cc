@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "runtime/core/graph_plan.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/tensor_proto.h"
 
 namespace nuphar {
@@ -25,6 +26,11 @@ size_t NodeInfo::num_inputs() const { return static_cast<size_t>(node_.input_siz
 size_t NodeInfo::num_outputs() const { return static_cast<size_t>(node_.output_size()); }
 bool NodeInfo::has_input(size_t i) const { return i < num_inputs() && !node_.input(static_cast<int>(i)).empty(); }
 bool NodeInfo::has_output(size_t i) const { return i < num_outputs() && !node_.output(static_cast<int>(i)).empty(); }
+
+std::string NodeInfo::setting(const std::string& key) const {
+  const Settings* s = scope_ && scope_->model ? scope_->model->settings : nullptr;
+  return s ? s->Get(key) : std::string();
+}
 
 const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const {
   for (const auto& a : node_.attribute())

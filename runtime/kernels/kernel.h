@@ -68,6 +68,9 @@ class NodeInfo {
   /// names resolve to the enclosing graphs.
   Expected<std::shared_ptr<const GraphPlan>> CompileSubgraph(const std::string& attr_name) const;
 
+  /// The session setting `key` (runtime/core/settings.h), or "" when unset.
+  std::string setting(const std::string& key) const;
+
   /// A Diag for this node.
   Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }
 
