@@ -1,0 +1,341 @@
+// Tensor (data movement and shape) kernels: corners the ONNX backend tests miss — negative
+// axes, empty tensors, clamping, opset-dependent forms, reductions, load-time refusals —
+// checked against plain loops or hand-computed values.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <numeric>
+#include <random>
+
+#include "runtime/kernels/tensor_common.h"
+#include "runtime/session.h"
+#include "tests/modellib/model_builder.h"
+
+namespace nuphar {
+namespace {
+
+using testing::AddNode;
+using testing::MakeModel;
+using testing::MakeValueInfo;
+using testing::SetAttr;
+
+// Builds a one-node model whose inputs are graph inputs named in0, in1, ... (absent when the
+// tensor is undefined) and runs it; returns the outputs out0..out{n-1}.
+Expected<std::vector<Tensor>> RunNode(const std::string& op, int opset, const std::vector<Tensor>& inputs,
+                                      const std::function<void(onnx::NodeProto&)>& attrs = nullptr,
+                                      int num_outputs = 1) {
+  onnx::GraphProto g;
+  g.set_name("main");
+  std::vector<std::string> in_names, out_names;
+  NamedTensors feeds;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      in_names.push_back("");
+      continue;
+    }
+    const std::string name = "in" + std::to_string(i);
+    std::vector<testing::Dim> dims(inputs[i].shape().begin(), inputs[i].shape().end());
+    *g.add_input() = MakeValueInfo(name, inputs[i].dtype(), dims);
+    in_names.push_back(name);
+    feeds.emplace_back(name, inputs[i]);
+  }
+  for (int o = 0; o < num_outputs; ++o) {
+    out_names.push_back("out" + std::to_string(o));
+    auto* vi = g.add_output();
+    vi->set_name(out_names.back());
+  }
+  auto& node = AddNode(g, op, in_names, out_names, "node");
+  if (attrs) attrs(node);
+  auto session = Session::CreateFromModel(MakeModel(g, opset));
+  if (!session) return session.status();
+  return (*session)->Run(feeds);
+}
+
+template <class T>
+std::vector<T> Values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.size());
+}
+
+Tensor Iota(std::vector<int64_t> shape) {
+  std::vector<float> v(static_cast<size_t>(NumElements(shape)));
+  std::iota(v.begin(), v.end(), 0.0f);
+  return Tensor::FromVector<float>(std::move(shape), v);
+}
+
+Tensor I64(std::vector<int64_t> v) { return Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v); }
+
+// ---- the copy primitives against plain loops ----
+
+TEST(TensorCommonTest, StridedCopyMatchesNaiveTransposeForAllWidths) {
+  std::mt19937 rng(7);
+  const std::vector<int64_t> shape{2, 3, 1, 4};
+  const std::vector<std::vector<int64_t>> perms{{3, 2, 1, 0}, {0, 2, 1, 3}, {1, 3, 0, 2}, {0, 1, 2, 3}};
+  for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    const int64_t n = NumElements(shape);
+    std::vector<uint8_t> src(static_cast<size_t>(n) * width);
+    for (auto& b : src) b = static_cast<uint8_t>(rng());
+    const auto in_strides = tensor_kernels::ContiguousStrides(shape);
+    for (const auto& perm : perms) {
+      std::vector<int64_t> out_shape, strides;
+      for (int64_t p : perm) {
+        out_shape.push_back(shape[static_cast<size_t>(p)]);
+        strides.push_back(in_strides[static_cast<size_t>(p)]);
+      }
+      std::vector<uint8_t> dst(src.size());
+      tensor_kernels::StridedCopy(dst.data(), src.data(), out_shape, strides, width);
+      // Naive: walk output coordinates.
+      std::vector<int64_t> c(4, 0);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t off = 0;
+        for (size_t k = 0; k < 4; ++k) off += c[k] * strides[k];
+        ASSERT_EQ(0, std::memcmp(&dst[static_cast<size_t>(i) * width], &src[static_cast<size_t>(off) * width], width))
+            << "width " << width << " element " << i;
+        for (size_t k = 4; k-- > 0;) {
+          if (++c[k] < out_shape[k]) break;
+          c[k] = 0;
+        }
+      }
+    }
+  }
+}
+
+TEST(TensorCommonTest, IndexMapCopyFillsNegativeEntries) {
+  const std::vector<int32_t> src{1, 2, 3, 4, 5, 6};  // [2, 3]
+  const std::vector<std::vector<int64_t>> maps{{-1, 0, 3}, {2, -1, 0}};
+  std::vector<int32_t> dst(9, 0);
+  const int32_t fill = 99;
+  tensor_kernels::IndexMapCopy(dst.data(), src.data(), maps, sizeof(int32_t), &fill);
+  EXPECT_EQ(dst, (std::vector<int32_t>{99, 99, 99, 3, 99, 1, 6, 99, 4}));
+}
+
+// ---- shape ops ----
+
+TEST(TensorKernelsTest, ReshapeZeroCopiesDimUnlessAllowzero) {
+  auto out = RunNode("Reshape", 14, {Iota({2, 0, 3}), I64({0, -1})});
+  // 0 copies dim 0 (2); -1 cannot be inferred from 0 elements with a zero product... 2*x = 0.
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 0}));
+  auto zero = RunNode("Reshape", 14, {Iota({0, 3}), I64({3, 0})}, [](onnx::NodeProto& n) { SetAttr(n, "allowzero", int64_t{1}); });
+  ASSERT_TRUE(zero.ok()) << zero.message();
+  EXPECT_EQ((*zero)[0].shape(), (std::vector<int64_t>{3, 0}));
+  auto bad = RunNode("Reshape", 14, {Iota({2, 3}), I64({-1, -1})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("more than one -1"), std::string::npos) << bad.message();
+}
+
+TEST(TensorKernelsTest, SqueezeAndUnsqueezeTakeAttributesBeforeOpset13) {
+  auto sq = RunNode("Squeeze", 11, {Iota({1, 3, 1})}, [](onnx::NodeProto& n) { SetAttr(n, "axes", std::vector<int64_t>{-1}); });
+  ASSERT_TRUE(sq.ok()) << sq.message();
+  EXPECT_EQ((*sq)[0].shape(), (std::vector<int64_t>{1, 3}));
+  auto all = RunNode("Squeeze", 13, {Iota({1, 3, 1})});
+  ASSERT_TRUE(all.ok()) << all.message();
+  EXPECT_EQ((*all)[0].shape(), (std::vector<int64_t>{3}));
+  auto un = RunNode("Unsqueeze", 13, {Iota({3}), I64({-1, 0})});
+  ASSERT_TRUE(un.ok()) << un.message();
+  EXPECT_EQ((*un)[0].shape(), (std::vector<int64_t>{1, 3, 1}));
+  auto bad = RunNode("Squeeze", 13, {Iota({2, 3}), I64({0})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("cannot squeeze"), std::string::npos) << bad.message();
+}
+
+TEST(TensorKernelsTest, ShapeClampsStartAndEnd) {
+  auto out = RunNode("Shape", 15, {Iota({2, 3, 4})}, [](onnx::NodeProto& n) {
+    SetAttr(n, "start", int64_t{-10});
+    SetAttr(n, "end", int64_t{-1});
+  });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<int64_t>((*out)[0]), (std::vector<int64_t>{2, 3}));
+}
+
+// ---- slice / pad ----
+
+TEST(TensorKernelsTest, SliceNegativeStepClampsToBothEnds) {
+  // x[::-2] over 7 elements with start=INT64_MAX, end=INT64_MIN: 6, 4, 2, 0.
+  auto out = RunNode("Slice", 13, {Iota({7}), I64({INT64_MAX}), I64({INT64_MIN}), I64({0}), I64({-2})});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{6, 4, 2, 0}));
+  auto empty = RunNode("Slice", 13, {Iota({3, 4}), I64({2}), I64({1}), I64({-1})});
+  ASSERT_TRUE(empty.ok()) << empty.message();
+  EXPECT_EQ((*empty)[0].shape(), (std::vector<int64_t>{3, 0}));
+}
+
+TEST(TensorKernelsTest, SliceOpset1UsesAttributes) {
+  auto out = RunNode("Slice", 9, {Iota({3, 4})}, [](onnx::NodeProto& n) {
+    SetAttr(n, "starts", std::vector<int64_t>{1, -2});
+    SetAttr(n, "ends", std::vector<int64_t>{1000, 1000});
+  });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{6, 7, 10, 11}));
+}
+
+TEST(TensorKernelsTest, PadModesAndCropping) {
+  auto pads = I64({0, 2, 0, -1});  // dim 1: 2 before, crop 1 after
+  auto reflect = RunNode("Pad", 13, {Iota({1, 4}), pads}, [](onnx::NodeProto& n) { SetAttr(n, "mode", std::string("reflect")); });
+  ASSERT_TRUE(reflect.ok()) << reflect.message();
+  EXPECT_EQ(Values<float>((*reflect)[0]), (std::vector<float>{2, 1, 0, 1, 2}));
+  auto edge = RunNode("Pad", 13, {Iota({1, 4}), pads}, [](onnx::NodeProto& n) { SetAttr(n, "mode", std::string("edge")); });
+  ASSERT_TRUE(edge.ok()) << edge.message();
+  EXPECT_EQ(Values<float>((*edge)[0]), (std::vector<float>{0, 0, 0, 1, 2}));
+  auto constant = RunNode("Pad", 13, {Iota({1, 4}), pads, Tensor::Scalar<float>(-5)});
+  ASSERT_TRUE(constant.ok()) << constant.message();
+  EXPECT_EQ(Values<float>((*constant)[0]), (std::vector<float>{-5, -5, 0, 1, 2}));
+  // Opset 2 attributes; the float value converts to the int32 data type.
+  auto legacy = RunNode("Pad", 2, {Tensor::FromVector<int32_t>({2}, {7, 8})}, [](onnx::NodeProto& n) {
+    SetAttr(n, "pads", std::vector<int64_t>{1, 1});
+    SetAttr(n, "value", 3.0f);
+  });
+  ASSERT_TRUE(legacy.ok()) << legacy.message();
+  EXPECT_EQ(Values<int32_t>((*legacy)[0]), (std::vector<int32_t>{3, 7, 8, 3}));
+}
+
+// ---- concat / split ----
+
+TEST(TensorKernelsTest, ConcatAcceptsEmptyPiecesAndNegativeAxis) {
+  auto out = RunNode("Concat", 13, {Iota({2, 0}), Iota({2, 2})}, [](onnx::NodeProto& n) { SetAttr(n, "axis", int64_t{-1}); });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 1, 2, 3}));
+}
+
+TEST(TensorKernelsTest, SplitFormsByOpset) {
+  auto attr = RunNode("Split", 11, {Iota({5})}, [](onnx::NodeProto& n) { SetAttr(n, "split", std::vector<int64_t>{2, 3}); }, 2);
+  ASSERT_TRUE(attr.ok()) << attr.message();
+  EXPECT_EQ(Values<float>((*attr)[1]), (std::vector<float>{2, 3, 4}));
+  auto input = RunNode("Split", 13, {Iota({5}), I64({4, 1})}, nullptr, 2);
+  ASSERT_TRUE(input.ok()) << input.message();
+  EXPECT_EQ(Values<float>((*input)[0]), (std::vector<float>{0, 1, 2, 3}));
+  auto uneven = RunNode("Split", 13, {Iota({5})}, nullptr, 2);
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_NE(uneven.message().find("equal parts"), std::string::npos) << uneven.message();
+}
+
+// ---- gather / scatter ----
+
+TEST(TensorKernelsTest, GatherRejectsOutOfRangeIndex) {
+  auto ok = RunNode("Gather", 13, {Iota({3, 2}), Tensor::FromVector<int32_t>({2}, {-1, 0})});
+  ASSERT_TRUE(ok.ok()) << ok.message();
+  EXPECT_EQ(Values<float>((*ok)[0]), (std::vector<float>{4, 5, 0, 1}));
+  auto bad = RunNode("Gather", 13, {Iota({3, 2}), I64({3})});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("out of range"), std::string::npos) << bad.message();
+}
+
+TEST(TensorKernelsTest, GatherNDWithBatchDims) {
+  // data [2, 2, 2], batch_dims 1, indices [2, 1]: picks data[b, idx[b]].
+  auto out = RunNode("GatherND", 13, {Iota({2, 2, 2}), Tensor::FromVector<int64_t>({2, 1}, {1, 0})},
+                     [](onnx::NodeProto& n) { SetAttr(n, "batch_dims", int64_t{1}); });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{2, 3, 4, 5}));
+}
+
+TEST(TensorKernelsTest, ScatterElementsReductions) {
+  const Tensor data = Tensor::FromVector<float>({1, 3}, {1, 2, 3});
+  const Tensor idx = Tensor::FromVector<int64_t>({1, 2}, {1, -2});
+  const Tensor upd = Tensor::FromVector<float>({1, 2}, {10, 5});
+  auto add = RunNode("ScatterElements", 16, {data, idx, upd}, [](onnx::NodeProto& n) {
+    SetAttr(n, "axis", int64_t{1});
+    SetAttr(n, "reduction", std::string("add"));
+  });
+  ASSERT_TRUE(add.ok()) << add.message();
+  EXPECT_EQ(Values<float>((*add)[0]), (std::vector<float>{1, 17, 3}));
+  auto none = RunNode("ScatterElements", 16, {data, idx, upd}, [](onnx::NodeProto& n) { SetAttr(n, "axis", int64_t{1}); });
+  ASSERT_TRUE(none.ok()) << none.message();
+  EXPECT_EQ(Values<float>((*none)[0]), (std::vector<float>{1, 5, 3}));  // last duplicate wins
+}
+
+TEST(TensorKernelsTest, ScatterNDMultiplySlices) {
+  auto out = RunNode("ScatterND", 16,
+                     {Iota({2, 2}), Tensor::FromVector<int64_t>({1, 1}, {1}), Tensor::FromVector<float>({1, 2}, {10, 10})},
+                     [](onnx::NodeProto& n) { SetAttr(n, "reduction", std::string("mul")); });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 1, 20, 30}));
+}
+
+// ---- layout / generate ----
+
+TEST(TensorKernelsTest, ExpandBroadcastsBothWays) {
+  auto out = RunNode("Expand", 13, {Iota({3, 1}), I64({2, 1, 2})});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 3, 2}));
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2}));
+}
+
+TEST(TensorKernelsTest, DepthToSpaceInvertsSpaceToDepth) {
+  const Tensor x = Iota({1, 2, 4, 6});
+  auto s2d = RunNode("SpaceToDepth", 13, {x}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{2}); });
+  ASSERT_TRUE(s2d.ok()) << s2d.message();
+  EXPECT_EQ((*s2d)[0].shape(), (std::vector<int64_t>{1, 8, 2, 3}));
+  auto d2s = RunNode("DepthToSpace", 13, {(*s2d)[0]}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{2}); });
+  ASSERT_TRUE(d2s.ok()) << d2s.message();
+  EXPECT_EQ(Values<float>((*d2s)[0]), Values<float>(x));
+}
+
+TEST(TensorKernelsTest, NonZeroTreatsNegativeZeroAsZero) {
+  auto out = RunNode("NonZero", 13, {Tensor::FromVector<float>({2, 2}, {-0.0f, 1.0f, 2.0f, 0.0f})});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Values<int64_t>((*out)[0]), (std::vector<int64_t>{0, 1, 1, 0}));
+}
+
+TEST(TensorKernelsTest, RangeCountsCeil) {
+  auto out = RunNode("Range", 11, {Tensor::Scalar<int64_t>(10), Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(-3)});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<int64_t>((*out)[0]), (std::vector<int64_t>{10, 7, 4}));
+}
+
+TEST(TensorKernelsTest, OneHotOutOfRangeRowStaysOff) {
+  auto out = RunNode("OneHot", 11, {I64({1, 5, -1}), Tensor::Scalar<float>(3), Tensor::FromVector<int32_t>({2}, {0, 7})});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<int32_t>((*out)[0]), (std::vector<int32_t>{0, 7, 0, 0, 0, 0, 0, 0, 7}));
+}
+
+// ---- resize ----
+
+TEST(TensorKernelsTest, ResizeLinearHalfPixelMatchesHandValues) {
+  // 1-D [0, 1] upsampled x2 with half_pixel: x_ori = -0.25, 0.25, 0.75, 1.25 -> clamp at edges.
+  auto out = RunNode("Resize", 13,
+                     {Tensor::FromVector<float>({1, 2}, {0, 1}), Tensor(), Tensor::FromVector<float>({2}, {1, 2})},
+                     [](onnx::NodeProto& n) { SetAttr(n, "mode", std::string("linear")); });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 0.25f, 0.75f, 1}));
+}
+
+TEST(TensorKernelsTest, ResizeRoundsAndSaturatesUint8) {
+  auto out = RunNode("Resize", 13,
+                     {Tensor::FromVector<uint8_t>({1, 2}, {0, 255}), Tensor(), Tensor::FromVector<float>({2}, {1, 4})},
+                     [](onnx::NodeProto& n) { SetAttr(n, "mode", std::string("cubic")); });
+  ASSERT_TRUE(out.ok()) << out.message();
+  ASSERT_EQ((*out)[0].size(), 8);
+  EXPECT_EQ(Values<uint8_t>((*out)[0]).front(), 0);  // cubic overshoot below 0 saturates
+  EXPECT_EQ(Values<uint8_t>((*out)[0]).back(), 255);
+}
+
+TEST(TensorKernelsTest, UpsampleOpset7NearestRepeats) {
+  auto out = RunNode("Upsample", 7, {Iota({1, 2})}, [](onnx::NodeProto& n) {
+    auto* a = n.add_attribute();
+    a->set_name("scales");
+    a->set_type(onnx::AttributeProto::FLOATS);
+    a->add_floats(1);
+    a->add_floats(3);
+  });
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 0, 0, 1, 1, 1}));
+}
+
+// ---- load-time refusals ----
+
+TEST(TensorKernelsTest, RefusesUnsupportedAttributesAtLoad) {
+  auto pad = RunNode("Pad", 13, {Iota({2}), I64({1, 1})}, [](onnx::NodeProto& n) { SetAttr(n, "mode", std::string("wrap")); });
+  ASSERT_FALSE(pad.ok());
+  EXPECT_NE(pad.message().find("'wrap'"), std::string::npos) << pad.message();
+  auto resize = RunNode("Resize", 13, {Iota({2}), Tensor(), Tensor::FromVector<float>({1}, {2})},
+                        [](onnx::NodeProto& n) { SetAttr(n, "coordinate_transformation_mode", std::string("magic")); });
+  ASSERT_FALSE(resize.ok());
+  EXPECT_NE(resize.message().find("magic"), std::string::npos) << resize.message();
+  auto d2s = RunNode("DepthToSpace", 13, {Iota({1, 4, 1, 1})}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{0}); });
+  ASSERT_FALSE(d2s.ok());
+  EXPECT_NE(d2s.message().find("blocksize"), std::string::npos) << d2s.message();
+}
+
+}  // namespace
+}  // namespace nuphar
