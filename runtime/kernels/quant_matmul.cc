@@ -1,9 +1,10 @@
 // MatMulInteger (u8/s8 operands in any combination; zero points per tensor, per row of A, per
-// column of B, or per batch row/column), com.microsoft MatMulInteger16 (s16/u16 -> int32) and
+// column of B, or per batch row/column; constant B runs on the NGEMM int8 kernels), com.microsoft MatMulInteger16 (s16/u16 -> int32) and
 // QLinearMatMul (requantized uint8/int8 output). All use numpy.matmul batch broadcasting.
 #include <cmath>
 #include <string>
 
+#include "runtime/kernels/ngemm/ngemm.h"
 #include "runtime/kernels/nn_dtype.h"
 #include "runtime/kernels/nn_matmul_shape.h"
 #include "runtime/kernels/nn_scratch.h"
@@ -80,31 +81,80 @@ Status DispatchInt8Pair(DType a, DType b, F&& body) {
   return b_u8 ? body.template operator()<int8_t, uint8_t>() : body.template operator()<int8_t, int8_t>();
 }
 
-// TODO(ngemm): for a constant 2-D u8/s8 B, pack it at load time with
-// ngemm::PackedInt8Weights::Pack and call ngemm::NgemmU8S8 (runtime/kernels/ngemm/ngemm.h) once
-// the NGEMM driver is committed; this plain kernel stays as the reference path.
+// Constant 2-D u8/s8 weights with a constant per-tensor or per-column zero point are packed once
+// at load time for the NGEMM kernels (runtime/kernels/ngemm/ngemm.h); everything else (computed
+// B, batched B, batched zero points) takes the plain integer kernel.
+struct PackedMatMulWeights {
+  Tensor buffer;  ///< 64-byte-aligned storage of the packed panels (owned here)
+  ngemm::PackedInt8Weights weights;
+  std::vector<int32_t> b_zero_point;  ///< empty, one value, or one per column
+};
+
 class MatMulIntegerKernel final : public OpKernel {
  public:
+  explicit MatMulIntegerKernel(std::unique_ptr<PackedMatMulWeights> packed) : packed_(std::move(packed)) {}
+
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     if (!a || !b) return Diag::Msg("MatMulInteger needs A and B");
     NUPHAR_ASSIGN_OR_RETURN(const MatMulShape s, MatMulShape::Compute(a->shape(), b->shape()));
     NUPHAR_ASSIGN_OR_RETURN(const WideZeroPoint za, WidenZeroPoint(ctx.input(2), *a, true, 1));
-    NUPHAR_ASSIGN_OR_RETURN(const WideZeroPoint zb, WidenZeroPoint(ctx.input(3), *b, false, 2));
     int32_t* y = ctx.Output(0, DType::kInt32, s.output_shape())->data<int32_t>();
+    // With a 2-D B, A's batches are contiguous rows: one [batch*M, K] product. A per-row zero
+    // point of a 2-D shape would have to repeat per batch, so that case uses the plain kernel.
+    const bool a_int8 = a->dtype() == DType::kUint8 || a->dtype() == DType::kInt8;
+    if (packed_ && a_int8 && s.b_shared_and_a_contiguous() && (!za.per_line || za.batched || s.batch_count == 1)) {
+      ngemm::NgemmParams params;
+      params.a_type = a->dtype() == DType::kInt8 ? ngemm::ActivationType::kInt8 : ngemm::ActivationType::kUint8;
+      params.a_zero_point = za.values;
+      params.a_zero_point_per_row = za.per_line;
+      params.b_zero_point = packed_->b_zero_point.empty() ? nullptr : packed_->b_zero_point.data();
+      params.b_zero_point_per_column = packed_->b_zero_point.size() > 1;
+      ngemm::NgemmU8S8(static_cast<const uint8_t*>(a->raw()), s.batch_count * s.M, s.K, s.K, packed_->weights, y, s.N,
+                       params);
+      return Status::OK();
+    }
+    NUPHAR_ASSIGN_OR_RETURN(const WideZeroPoint zb, WidenZeroPoint(ctx.input(3), *b, false, 2));
     return DispatchInt8Pair(a->dtype(), b->dtype(), [&]<class TA, class TB>() {
       BatchedIntegerGemm<TA, TB>(s, a->data<TA>(), b->data<TB>(), za, zb, y);
       return Status::OK();
     });
   }
+
+ private:
+  std::unique_ptr<PackedMatMulWeights> packed_;
 };
+
+// Packs B for NGEMM when it and its zero point are constants of a supported form, else null.
+std::unique_ptr<PackedMatMulWeights> PackConstantWeights(const NodeInfo& node) {
+  const Tensor* b = node.constant_input(1);
+  if (!b || b->rank() != 2 || (b->dtype() != DType::kUint8 && b->dtype() != DType::kInt8)) return nullptr;
+  const int64_t K = b->dim(0), N = b->dim(1);
+  auto packed = std::make_unique<PackedMatMulWeights>();
+  if (node.has_input(3)) {
+    const Tensor* zb = node.constant_input(3);
+    if (!zb || zb->dtype() != b->dtype()) return nullptr;
+    if (zb->size() != 1 && !(zb->rank() == 1 && zb->size() == N) && !(zb->rank() == 2 && zb->dim(0) == 1 && zb->dim(1) == N))
+      return nullptr;
+    for (int64_t i = 0; i < zb->size(); ++i)
+      packed->b_zero_point.push_back(zb->dtype() == DType::kUint8 ? zb->data<uint8_t>()[i] : zb->data<int8_t>()[i]);
+  }
+  const auto type = b->dtype() == DType::kUint8 ? ngemm::WeightType::kUint8 : ngemm::WeightType::kInt8;
+  const size_t bytes = ngemm::PackedInt8Weights::RequiredBytes(K, N, type);
+  if (bytes == 0) return nullptr;
+  packed->buffer = Tensor(DType::kUint8, {static_cast<int64_t>(bytes)});
+  const bool ok = b->dtype() == DType::kUint8
+                      ? ngemm::PackedInt8Weights::Pack(b->data<uint8_t>(), K, N, N, packed->buffer.raw(), &packed->weights)
+                      : ngemm::PackedInt8Weights::Pack(b->data<int8_t>(), K, N, N, packed->buffer.raw(), &packed->weights);
+  return ok ? std::move(packed) : nullptr;
+}
 
 Expected<std::unique_ptr<OpKernel>> CreateMatMulInteger(const NodeInfo& node) {
   for (size_t i = 0; i < 4; ++i)
     if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kUint8, DType::kInt8))
       return node.Error(std::string("MatMulInteger on ") + DTypeName(node.input_type(i)) + " is not supported");
-  return MakeKernel<MatMulIntegerKernel>();
+  return MakeKernel<MatMulIntegerKernel>(PackConstantWeights(node));
 }
 
 // com.microsoft MatMulInteger16: int16/uint16 operands, int32 result, no zero points.

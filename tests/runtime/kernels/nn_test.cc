@@ -293,16 +293,16 @@ TEST(ConvTransposeTest, GroupsStridesAndOutputPaddingMatchScatterReference) {
 // ---------------------------------------------------------------- Pooling and normalization
 
 TEST(PoolTest, MaxPoolColumnMajorIndicesAndAveragePoolCeilWithPadCount) {
-  const Tensor x = Tensor::FromVector<float>({1, 1, 2, 3}, {1, 9, 2, 8, 3, 7});
+  const Tensor x = Tensor::FromVector<float>({1, 1, 2, 3}, {1, 2, 9, 8, 3, 4});
   SingleNode max{.op = "MaxPool", .opset = 12, .inputs = {x}, .num_outputs = 2, .attributes = [](onnx::NodeProto& n) {
     testing::SetAttr(n, "kernel_shape", Shape{2, 2});
     testing::SetAttr(n, "storage_order", int64_t{1});
   }};
   auto out = RunSingleNode(max);
   ASSERT_TRUE(out.ok()) << out.message();
-  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{9, 8}));
-  // 9 is at (h=0, w=1): column-major index h + w*H = 2; 8 at (1, 0): 1.
-  EXPECT_EQ(Values<int64_t>((*out)[1]), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{8, 9}));
+  // 8 is at (h=1, w=0): column-major index h + w*H = 1; 9 at (0, 2): 4 (row-major would be 2).
+  EXPECT_EQ(Values<int64_t>((*out)[1]), (std::vector<int64_t>{1, 4}));
 
   const Tensor y = Tensor::FromVector<float>({1, 1, 1, 3}, {1, 2, 3});
   SingleNode avg{.op = "AveragePool", .opset = 11, .inputs = {y}, .attributes = [](onnx::NodeProto& n) {
