@@ -100,6 +100,7 @@ Status LegacyBShape(const Tensor& a, const Tensor& b, int64_t legacy_axis, Inlin
   if (legacy_axis == kNoLegacyAxis) return Status::OK();
   const int64_t rank_a = a.rank();
   const int64_t axis = legacy_axis < 0 ? legacy_axis + rank_a : legacy_axis;
+  if (b.size() == 1 && axis + b.rank() > rank_a) return Status::OK();  // a single value fits anywhere
   if (axis < 0 || axis + b.rank() > rank_a || static_cast<size_t>(rank_a) > InlineShape::kCapacity)
     return Diag::Msg("legacy broadcast axis " + std::to_string(legacy_axis) + " does not fit A " +
                      ShapeToString(a.shape()) + " and B " + ShapeToString(b.shape()));
@@ -162,6 +163,14 @@ Expected<std::unique_ptr<OpKernel>> CreateBinary(const NodeInfo& node, Op op) {
   bool same_shape;
   LegacyBroadcastAttrs(node, axis, same_shape);
   return MakeKernel<BinaryKernel<Op, Types, kBoolOut>>(op, axis, same_shape);
+}
+
+// PRelu before opset 7 has no broadcast attribute: a 1-D slope is per channel (dim 1 of X).
+Expected<std::unique_ptr<OpKernel>> CreatePRelu(const NodeInfo& node) {
+  constexpr TypeSet kTypes = kSignedNumericTypes | kUnsignedIntTypes;
+  NUPHAR_RETURN_IF_ERROR(CheckDeclaredType(node, 0, kTypes));
+  NUPHAR_RETURN_IF_ERROR(CheckDeclaredType(node, 1, kTypes));
+  return MakeKernel<BinaryKernel<PReluOp, kTypes, false>>(PReluOp{}, node.opset() < 7 ? 1 : kNoLegacyAxis, false);
 }
 
 template <class Op, TypeSet Types, bool kBoolOut = false>
@@ -250,7 +259,7 @@ void RegisterBinaryKernels(KernelRegistry& r) {
   r.Add("", "Sub", CreateSimple<SubOp, kNumericTypes>);
   r.Add("", "Mul", CreateSimple<MulOp, kNumericTypes>);
   r.Add("", "Div", CreateSimple<DivOp, kNumericTypes>);
-  r.Add("", "PRelu", CreateSimple<PReluOp, kSignedNumericTypes | kUnsignedIntTypes>);
+  r.Add("", "PRelu", CreatePRelu);
   r.Add("", "Mod", CreateMod);
   r.Add("", "Pow", CreatePow);
   r.Add("", "BitShift", CreateBitShift);
