@@ -2,6 +2,7 @@
 // (issue 6 acceptance 2; spec runtime.md R3), on the original quantizer's own output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -22,11 +23,9 @@ Tensor RandomInput(int64_t seq, int64_t batch, int64_t dim, uint32_t seed, bool 
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   Tensor t(DType::kFloat, {seq, batch, dim});
   for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = dist(gen);
-  if (constant_rows)  // all-zero and constant rows take the delta == 0 path
-    for (int64_t d = 0; d < dim; ++d) {
-      t.data<float>()[d] = 0.0f;
-      t.data<float>()[dim + d] = 0.75f;
-    }
+  // All-zero and constant rows take the delta == 0 path.
+  for (int64_t row = 0; constant_rows && row < std::min<int64_t>(2, seq * batch); ++row)
+    for (int64_t d = 0; d < dim; ++d) t.data<float>()[row * dim + d] = row == 0 ? 0.0f : 0.75f;
   return t;
 }
 
