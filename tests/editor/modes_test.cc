@@ -93,6 +93,7 @@ onnx::ModelProto GemmModel(float alpha, float beta, int64_t ta, int64_t tb, bool
   auto* op = m.add_opset_import();
   op->set_version(13);
   auto* g = m.mutable_graph();
+  g->set_name("gemm_model");
   NameTable names;
   NodeBuilder b(g, &names, 13);
   b.AddValueInfo("A", DType::kFloat, {DimSpec::Of(ta ? 3 : 2), DimSpec::Of(ta ? 2 : 3)}, g->mutable_input());
@@ -106,12 +107,10 @@ onnx::ModelProto GemmModel(float alpha, float beta, int64_t ta, int64_t tb, bool
   SetAttr(gemm, "beta", beta);
   SetAttr(gemm, "transA", ta);
   SetAttr(gemm, "transB", tb);
-  b.AddValueInfo("Y", DType::kFloat, {}, g->mutable_output());
-  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  b.AddValueInfo("Y", DType::kFloat, {DimSpec::Of(2), DimSpec::Of(4)}, g->mutable_output());
   if (shared_weight) {
     b.Op("Identity", {"Wg"}, "W_copy");
-    b.AddValueInfo("W_copy", DType::kFloat, {}, g->mutable_output());
-    g->mutable_output(1)->mutable_type()->mutable_tensor_type()->clear_shape();
+    b.AddValueInfo("W_copy", DType::kFloat, {DimSpec::Of(tb ? 4 : 3), DimSpec::Of(tb ? 3 : 4)}, g->mutable_output());
   }
   return m;
 }
@@ -156,6 +155,7 @@ onnx::ModelProto ScanConcatModel(bool x_first, int64_t concat_axis) {
   m.set_ir_version(7);
   m.add_opset_import()->set_version(11);
   auto* g = m.mutable_graph();
+  g->set_name("scan_model");
   NameTable names;
   NodeBuilder b(g, &names, 11);
   b.AddValueInfo("X", DType::kFloat, {DimSpec::Sym("seq"), DimSpec::Of(B), DimSpec::Of(I)}, g->mutable_input());
@@ -164,6 +164,7 @@ onnx::ModelProto ScanConcatModel(bool x_first, int64_t concat_axis) {
   b.Const<float>({I + H, H}, w, "Wc");
   b.Const<float>({B, H}, h0, "h0");
   onnx::GraphProto body;
+  body.set_name("body");
   NodeBuilder bb(&body, &names, 11);
   bb.AddValueInfo("h", DType::kFloat, {DimSpec::Of(B), DimSpec::Of(H)}, body.mutable_input());
   bb.AddValueInfo("x_t", DType::kFloat, {DimSpec::Of(B), DimSpec::Of(I)}, body.mutable_input());
@@ -178,11 +179,8 @@ onnx::ModelProto ScanConcatModel(bool x_first, int64_t concat_axis) {
   SetAttr(scan, "body", std::move(body));
   SetAttr(scan, "num_scan_inputs", static_cast<int64_t>(1));
   SetAttr(scan, "scan_input_axes", std::vector<int64_t>{0});
-  for (const char* o : {"h_last", "Y"}) {
-    auto* vi = g->add_output();
-    vi->set_name(o);
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  }
+  b.AddValueInfo("h_last", DType::kFloat, {DimSpec::Of(B), DimSpec::Of(H)}, g->mutable_output());
+  b.AddValueInfo("Y", DType::kFloat, {DimSpec::Sym("seq"), DimSpec::Of(B), DimSpec::Of(H)}, g->mutable_output());
   return m;
 }
 

@@ -122,10 +122,12 @@ onnx::ModelProto MakeRnnModel(const RnnCase& c, uint32_t seed) {
       in_dim = nd * H;
     }
     if (l + 1 == c.layers)
-      for (const auto& o : outs) {
+      for (size_t k = 0; k < outs.size(); ++k) {
         auto* vi = g.add_output();
-        vi->set_name(o);
-        vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        vi->set_name(outs[k]);
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        for (int d = 0; d < (k == 0 ? 4 : 3); ++d) tt->mutable_shape()->add_dim();  // rank only
       }
   }
   return model;

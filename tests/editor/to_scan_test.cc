@@ -212,8 +212,8 @@ TEST(ToScan, SharedWeightsAndInitialStateAcrossTwoNodes) {
   *g->add_node() = second;
   for (int i = 0; i < 3; ++i) {
     auto* vi = g->add_output();
+    *vi = g->output(i);
     vi->set_name(second.output(i));
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
   auto converted = ToScan(m);
   ASSERT_TRUE(converted.ok()) << converted.message();
@@ -260,8 +260,8 @@ onnx::ModelProto WrapInIf(const onnx::ModelProto& inner) {
   for (const auto& o : inner.graph().output()) {
     node->add_output(o.name() + "_if");
     auto* vi = g->add_output();
+    *vi = o;
     vi->set_name(o.name() + "_if");
-    vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
   onnx::GraphProto else_g = then_g;
   else_g.set_name("else");
