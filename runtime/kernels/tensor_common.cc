@@ -21,8 +21,37 @@ std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape) {
 
 namespace {
 
+// Per-dim scratch that lives on the stack up to kInline dims, so the copy loops, which run per
+// node per step inside Scan bodies, do not allocate for ordinary ranks.
+class DimScratch {
+ public:
+  explicit DimScratch(size_t capacity) {
+    if (capacity > kInline) heap_.resize(capacity);
+    data_ = capacity > kInline ? heap_.data() : inline_;
+  }
+  DimScratch(const DimScratch&) = delete;
+  DimScratch& operator=(const DimScratch&) = delete;
+  void push_back(int64_t v) { data_[size_++] = v; }
+  void assign(size_t n, int64_t v) {
+    std::fill(data_, data_ + n, v);
+    size_ = n;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t& back() { return data_[size_ - 1]; }
+  int64_t& operator[](size_t i) { return data_[i]; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+  int64_t* data_;
+  size_t size_ = 0;
+};
+
 // Advances the odometer `idx` over the first `outer` dims of `sizes`; false when done.
-bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& sizes, size_t outer) {
+bool NextIndex(DimScratch& idx, const DimScratch& sizes, size_t outer) {
   for (size_t k = outer; k-- > 0;) {
     if (++idx[k] < sizes[k]) return true;
     idx[k] = 0;
@@ -31,11 +60,12 @@ bool NextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& sizes, siz
 }
 
 template <class T>
-void StridedCopyTyped(T* dst, const T* src, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+void StridedCopyTyped(T* dst, const T* src, const DimScratch& sizes, const DimScratch& strides) {
   const size_t rank = sizes.size();
   const int64_t n = sizes[rank - 1];
   const int64_t s = strides[rank - 1];
-  std::vector<int64_t> idx(rank - 1, 0);
+  DimScratch idx(rank);
+  idx.assign(rank - 1, 0);
   do {
     const T* row = src;
     for (size_t k = 0; k + 1 < rank; ++k) row += idx[k] * strides[k];
@@ -53,8 +83,9 @@ void IndexMapCopyTyped(T* dst, const T* src, std::span<const std::vector<int64_t
   const size_t rank = maps.size();
   const std::vector<int64_t>& inner = maps[rank - 1];
   const int64_t n = static_cast<int64_t>(inner.size());
-  std::vector<int64_t> sizes(rank), idx(rank - 1, 0);
-  for (size_t k = 0; k < rank; ++k) sizes[k] = static_cast<int64_t>(maps[k].size());
+  DimScratch sizes(rank), idx(rank);
+  for (size_t k = 0; k < rank; ++k) sizes.push_back(static_cast<int64_t>(maps[k].size()));
+  idx.assign(rank - 1, 0);
   do {
     int64_t base = 0;
     bool filled = false;
@@ -81,7 +112,7 @@ void StridedCopy(void* dst, const void* src, std::span<const int64_t> shape, std
                  size_t elem_size) {
   // Drop unit dims and merge dims that are contiguous with their inner neighbour, so the
   // inner loop is as long as possible (a plain copy becomes one memcpy).
-  std::vector<int64_t> sizes, strides;
+  DimScratch sizes(shape.size()), strides(shape.size());
   for (size_t k = 0; k < shape.size(); ++k) {
     if (shape[k] == 0) return;
     if (shape[k] == 1) continue;

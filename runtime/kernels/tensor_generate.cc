@@ -69,7 +69,7 @@ class RangeKernel final : public OpKernel {
         if (d == T{0}) return Diag::Msg("delta must not be 0");
         int64_t n;
         if constexpr (std::is_floating_point_v<T>) {
-          n = static_cast<int64_t>(std::ceil((static_cast<double>(l) - s) / d));
+          n = static_cast<int64_t>(std::ceil((l - s) / d));  // in T, as the reference does
         } else {
           const double span = static_cast<double>(l) - static_cast<double>(s);
           n = static_cast<int64_t>(std::ceil(span / static_cast<double>(d)));
