@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
@@ -103,7 +104,18 @@ void* KernelContext::Scratch(size_t bytes) {
 }
 
 void KernelContext::SetOutputAlias(size_t i, const Tensor& value) {
-  if (output_needed(i)) frame_.Local(outputs_[i]) = value;
+  if (!output_needed(i)) return;
+  // A small tensor is copied into the output's own (reused) buffer instead: sharing would make
+  // the producer of `value` find its buffer shared on the next step of a loop and allocate a
+  // new one, every step. Copying a few KB costs less than that allocation.
+  constexpr size_t kAliasMinBytes = 256 * 1024;
+  Tensor& out = frame_.Local(outputs_[i]);
+  if (value.bytes() >= kAliasMinBytes || !value.defined()) {
+    out = value;
+    return;
+  }
+  out.Resize(value.dtype(), value.shape());
+  if (value.bytes() > 0) std::memcpy(out.raw(), value.raw(), value.bytes());
 }
 
 void KernelRegistry::Add(const std::string& domain, const std::string& op_type, KernelFactory factory) {

@@ -100,7 +100,8 @@ class KernelContext {
   Tensor* Output(size_t i, DType dtype, const std::vector<int64_t>& shape) {
     return Output(i, dtype, std::span<const int64_t>(shape));
   }
-  /// Sets output i to share `value`'s buffer (Identity-like ops; no copy).
+  /// Sets output i to `value` (Identity-like ops): shares the buffer of a large tensor, copies a
+  /// small one into the output's reused buffer (see kernel.cc for why).
   void SetOutputAlias(size_t i, const Tensor& value);
 
   /// 64-byte-aligned scratch memory of at least `bytes`, owned by the frame for this node and
