@@ -34,13 +34,10 @@ class TransposeKernel final : public OpKernel {
     if (static_cast<int64_t>(perm.size()) != x->rank())
       return Diag::Msg("perm has " + std::to_string(perm.size()) + " entries but the input has rank " +
                        std::to_string(x->rank()));
-    std::vector<bool> seen(perm.size(), false);
+    // perm is a permutation of 0..rank-1 (checked at load time; the default reverses).
     std::vector<int64_t> out_shape;
     bool identity = true;
     for (size_t k = 0; k < perm.size(); ++k) {
-      NUPHAR_ASSIGN_OR_RETURN(perm[k], NormalizeAxis(perm[k], x->rank(), "perm entry"));
-      if (seen[static_cast<size_t>(perm[k])]) return Diag::Msg("perm " + ShapeToString(perm_) + " repeats an axis");
-      seen[static_cast<size_t>(perm[k])] = true;
       identity = identity && perm[k] == static_cast<int64_t>(k);
       out_shape.push_back(x->dim(perm[k]));
     }
@@ -147,7 +144,15 @@ class TileKernel final : public OpKernel {
 
 Expected<std::unique_ptr<OpKernel>> CreateTranspose(const NodeInfo& node) {
   NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
-  return MakeKernel<TransposeKernel>(node.GetInts("perm"));
+  const std::vector<int64_t> perm = node.GetInts("perm");
+  std::vector<bool> seen(perm.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[static_cast<size_t>(p)])
+      return node.Error("perm " + ShapeToString(perm) + " is not a permutation of 0.." +
+                        std::to_string(static_cast<int64_t>(perm.size()) - 1));
+    seen[static_cast<size_t>(p)] = true;
+  }
+  return MakeKernel<TransposeKernel>(perm);
 }
 
 Expected<std::unique_ptr<OpKernel>> CreateBlockRearrange(const NodeInfo& node) {

@@ -265,6 +265,12 @@ TEST(TensorKernelsTest, DepthToSpaceInvertsSpaceToDepth) {
   auto s2d = RunNode("SpaceToDepth", 13, {x}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{2}); });
   ASSERT_TRUE(s2d.ok()) << s2d.message();
   EXPECT_EQ((*s2d)[0].shape(), (std::vector<int64_t>{1, 8, 2, 3}));
+  auto perm = RunNode("Transpose", 13, {Iota({2, 3})}, [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{0, 0}); });
+  ASSERT_FALSE(perm.ok());
+  EXPECT_NE(perm.message().find("not a permutation"), std::string::npos) << perm.message();
+  auto rank = RunNode("Transpose", 13, {Iota({2, 3, 4})}, [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{1, 0}); });
+  ASSERT_FALSE(rank.ok());
+  EXPECT_NE(rank.message().find("rank 3"), std::string::npos) << rank.message();
   auto d2s = RunNode("DepthToSpace", 13, {(*s2d)[0]}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{2}); });
   ASSERT_TRUE(d2s.ok()) << d2s.message();
   EXPECT_EQ(Values<float>((*d2s)[0]), Values<float>(x));
@@ -332,6 +338,12 @@ TEST(TensorKernelsTest, RefusesUnsupportedAttributesAtLoad) {
                         [](onnx::NodeProto& n) { SetAttr(n, "coordinate_transformation_mode", std::string("magic")); });
   ASSERT_FALSE(resize.ok());
   EXPECT_NE(resize.message().find("magic"), std::string::npos) << resize.message();
+  auto perm = RunNode("Transpose", 13, {Iota({2, 3})}, [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{0, 0}); });
+  ASSERT_FALSE(perm.ok());
+  EXPECT_NE(perm.message().find("not a permutation"), std::string::npos) << perm.message();
+  auto rank = RunNode("Transpose", 13, {Iota({2, 3, 4})}, [](onnx::NodeProto& n) { SetAttr(n, "perm", std::vector<int64_t>{1, 0}); });
+  ASSERT_FALSE(rank.ok());
+  EXPECT_NE(rank.message().find("rank 3"), std::string::npos) << rank.message();
   auto d2s = RunNode("DepthToSpace", 13, {Iota({1, 4, 1, 1})}, [](onnx::NodeProto& n) { SetAttr(n, "blocksize", int64_t{0}); });
   ASSERT_FALSE(d2s.ok());
   EXPECT_NE(d2s.message().find("blocksize"), std::string::npos) << d2s.message();
