@@ -11,8 +11,7 @@ namespace {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
-// dst[dst_off + j] (op)= src[src_off + j] for j < n, typed; kNone works on any element width.
-// The caller visits the element type once and passes `apply` per update.
+// dst[j] (op)= src[j] for j < n. With kNone, T is only an element of the right width.
 template <class T>
 inline void Combine(T* dst, const T* src, int64_t n, Reduction r) {
   for (int64_t j = 0; j < n; ++j) {
