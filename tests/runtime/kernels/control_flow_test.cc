@@ -288,7 +288,7 @@ TEST(If, BranchesWithDifferentShapesAndOuterValues) {
                                 {"x", Tensor::FromVector<float>({2}, {1, 2})},
                                 {"y", Tensor::FromVector<float>({3}, {7, 8, 9})}});
     ASSERT_TRUE(out) << out.status().message();
-    EXPECT_EQ(Floats((*out)[0]), c ? std::vector<float>{2, 4} : std::vector<float>{7, 8, 9});
+    EXPECT_EQ(Floats((*out)[0]), (c ? std::vector<float>{2, 4} : std::vector<float>{7, 8, 9}));
   }
 }
 
