@@ -2,7 +2,6 @@
 // nuphar-cpp additions (--skip_shape_inference, --remain_inputs, --zero_state_as_input).
 // Exit codes: 0 success, 1 conversion/IO error (nothing written), 2 usage error.
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <CLI/CLI.hpp>
 
@@ -13,40 +12,26 @@
 #include "editor/editor.h"
 #include "graph/error.h"
 #include "graph/model_io.h"
+#include "shape_infer/shape_infer.h"
 
 namespace {
 
-// Every node output of every graph has a known rank after inference (the original's
-// "Incomplete symbolic shape inference" check, E7), else the first such name.
-std::string FirstUnshapedOutput(const onnx::GraphProto& g) {
-  std::unordered_set<std::string> shaped;
-  for (const auto* list : {&g.value_info(), &g.output(), &g.input()})
-    for (const auto& vi : *list)
-      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) shaped.insert(vi.name());
-  for (const auto& n : g.node()) {
-    for (const auto& o : n.output())
-      if (!o.empty() && !shaped.count(o)) return o;
-    for (const auto& a : n.attribute())
-      if (a.has_g())
-        if (auto s = FirstUnshapedOutput(a.g()); !s.empty()) return s;
-  }
-  return "";
-}
-
-// E7: ONNX's C++ inference for now; the project's symbolic shape_infer replaces it at this
-// call site once that library is usable.
+// E7: the project's symbolic shape inference with auto_merge, as the original CLI runs it.
+// Anything left unknown is an error; the message points to the skip flag.
 nuphar::Status InferShapes(onnx::ModelProto* model) {
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/1, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(*model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return nuphar::Diag::Msg(std::string("shape inference failed: ") + e.what() +
-                             " (use --skip_shape_inference to write the model without it)");
+  nuphar::ShapeInferOptions options;
+  options.auto_merge = true;
+  auto result = nuphar::InferShapes(model, options);
+  if (!result.ok()) {
+    nuphar::Status s = result.status();
+    s.diag().reason = "shape inference failed: " + s.diag().reason + " (use --skip_shape_inference to skip it)";
+    return s;
   }
-  // ONNX's inference does not propagate computed shapes (Reshape to a Concat of Shape parts),
-  // so an unknown rank is only a warning until the symbolic inference takes over this call site.
-  if (std::string name = FirstUnshapedOutput(model->graph()); !name.empty())
-    std::cerr << "model_editor: warning: incomplete shape inference: no shape for '" << name << "'\n";
+  if (result->outcome != nuphar::InferOutcome::kComplete) {
+    std::string what = result->unknown_values.empty() ? result->first_incomplete_node : result->unknown_values[0];
+    return nuphar::Diag::Msg("Incomplete symbolic shape inference: no shape for '" + what +
+                             "' (use --skip_shape_inference to write the model without it)");
+  }
   return nuphar::Status::OK();
 }
 
