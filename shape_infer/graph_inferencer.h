@@ -78,6 +78,7 @@ class GraphInferencer {
  private:
   Status InferNode(size_t node_index);
   void RunOnnxInference(const onnx::NodeProto& node);
+  bool RunSchemaInference(const onnx::NodeProto& node);
   void CompleteOutputs(const onnx::NodeProto& node, size_t node_index, bool has_handler, bool* incomplete);
   void WriteBack();
 

@@ -1,7 +1,8 @@
 // libonnx per-node inference (spec S5, §2.4) and the constants it is given as input data.
 //
-// Each node is inferred alone through onnx::shape_inference::InferShapes on a one-node graph:
-// inputs carry the current types, outputs are name-only placeholders (so sequence/optional
+// Each node is inferred alone: through its schema's inference function when it has one and no
+// subgraph attribute (fast path), otherwise through onnx::shape_inference::InferShapes on a
+// one-node graph (which also expands function ops). Inputs carry the current types, outputs are name-only placeholders (so sequence/optional
 // outputs do not clash, §6 item 5), every small known constant (initializer, Constant output,
 // fully literal tracked value) is attached as an initializer so ONNX can read shape inputs
 // (§6 item 3). An exception from libonnx means "no information" for this node.
@@ -46,7 +47,62 @@ std::optional<onnx::TensorProto> TensorFromTracked(const std::string& name, cons
 
 }  // namespace
 
+// Calls the schema's inference function directly when the node has no subgraph attribute and
+// its schema has one (the whole-graph InferShapes would do the same, at several times the cost:
+// spec §6 item 12). Returns false when the one-node-graph path must be used instead.
+bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute())
+    if (a.has_g() || a.graphs_size() > 0) return false;
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  auto op = root_->opsets.find(domain);
+  if (op == root_->opsets.end()) return false;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), op->second, domain);
+  if (!schema || !schema->has_type_and_shape_inference_function()) return false;
+
+  std::vector<onnx::TypeProto> types;
+  std::vector<onnx::TensorProto> synthesized;
+  types.reserve(static_cast<size_t>(node.input_size()));
+  synthesized.reserve(static_cast<size_t>(node.input_size()));
+  std::unordered_map<std::string, onnx::TypeProto*> types_by_name;
+  std::unordered_map<std::string, const onnx::TensorProto*> data_by_name;
+  std::unordered_map<std::string, const onnx::SparseTensorProto*> sparse_by_name;
+  for (const auto& in : node.input()) {
+    if (in.empty() || types_by_name.count(in)) continue;
+    const onnx::ValueInfoProto* vi = FindValueInfo(in);
+    if (!vi || !vi->has_type()) continue;
+    types.push_back(vi->type());
+    types_by_name[in] = &types.back();
+    if (const onnx::TensorProto* c = FindConstant(in)) {
+      if (ElementCount(*c) <= kMaxConstantElements && c->data_location() != onnx::TensorProto::EXTERNAL)
+        data_by_name[in] = c;
+    } else if (const TrackedValue* t = FindTracked(in)) {
+      int32_t elem = vi->type().has_tensor_type() ? vi->type().tensor_type().elem_type() : 0;
+      if (auto tensor = TensorFromTracked(in, *t, elem)) {
+        synthesized.push_back(std::move(*tensor));
+        data_by_name[in] = &synthesized.back();
+      }
+    }
+  }
+  onnx::NodeProto copy = node;
+  try {
+    onnx::shape_inference::InferenceContextImpl ctx(copy, types_by_name, data_by_name, sparse_by_name);
+    schema->GetTypeAndShapeInferenceFunction()(ctx);
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string& name = node.output(i);
+      if (name.empty()) continue;
+      const onnx::TypeProto* t = ctx.getOutputType(static_cast<size_t>(i));
+      if (t && t->value_case() != onnx::TypeProto::VALUE_NOT_SET) *MutableValueInfo(name).mutable_type() = *t;
+    }
+  } catch (const std::exception& e) {
+    if (root_->options.verbose > 0)
+      std::cerr << "shape_infer: note: ONNX inference of " << node.op_type() << " '" << node.name()
+                << "' failed: " << e.what() << "\n";
+  }
+  return true;
+}
+
 void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
+  if (RunSchemaInference(node)) return;
   onnx::GraphProto g;
   *g.add_node() = node;
   std::unordered_set<std::string> added;
