@@ -72,10 +72,11 @@ TEST(SteadyStateTest, ScanStepsDoNotAllocate) {
   ASSERT_TRUE(session.ok()) << session.message();
   const uint64_t short_run = SteadyStateAllocations(**session, 4);
   const uint64_t long_run = SteadyStateAllocations(**session, 64);
-  // The body holds dozens of nodes per step; 60 more steps would add thousands of buffers if
-  // any node allocated per step. Only per-Run outputs handed to the caller may be new.
+  // The body holds dozens of nodes per step; 60 more steps x 4 Scans would add hundreds of
+  // buffers if any node allocated per step. What remains is per Run: each Scan invocation's
+  // body frame (about 20 values) and the outputs handed to the caller.
   EXPECT_EQ(short_run, long_run);
-  EXPECT_LT(long_run, 64u);
+  EXPECT_LT(long_run, 128u);
 }
 
 }  // namespace
