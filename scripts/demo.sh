@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end demo: installs what is missing, builds, makes the bundled default model (a small
-# LSTM) and runs it on the runtime with perf_test.
+# End-to-end demo on the bundled default model (a small LSTM, made by make_demo_model.py):
+#   model_editor --mode to_scan -> symbolic_shape_infer -> model_quantizer --only_for_scan
+# then the float and the int8 model on the runtime: latency (perf_test) and output error
+# (compare_models). Installs what is missing and builds first.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup.sh"
@@ -8,7 +10,21 @@ bash "$root/scripts/build.sh" "$root/build"
 bin=$root/build/bin
 out=$root/out/demo
 mkdir -p "$out"
-model=$out/lstm.onnx
-/usr/bin/python3 "$root/scripts/make_demo_model.py" -o "$model"
-echo "== float LSTM on the nuphar runtime (perf_test)"
-"$bin/perf_test" -r 50 --dims seq=100 --dump-outputs "$out/float_outputs" "$model"
+dims="seq=100"
+
+/usr/bin/python3 "$root/scripts/make_demo_model.py" -o "$out/lstm.onnx"
+echo "== 1. to_scan: LSTM -> Scan"
+"$bin/model_editor" --input "$out/lstm.onnx" --output "$out/lstm_scan.onnx" --mode to_scan
+echo "== 2. symbolic shape inference"
+"$bin/symbolic_shape_infer" --input "$out/lstm_scan.onnx" --output "$out/lstm_scan_si.onnx"
+echo "== 3. quantize the MatMuls inside the Scan body"
+"$bin/model_quantizer" --input "$out/lstm_scan_si.onnx" --output "$out/lstm_int8.onnx" --only_for_scan
+echo "== 4. latency on the nuphar runtime (1 thread, $dims)"
+for m in lstm lstm_scan_si lstm_int8; do
+  printf "%-14s " "$m"
+  "$bin/perf_test" -r 50 --dims "$dims" "$out/$m.onnx" |
+    /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); print('median %.3f ms  min %.3f ms' % (r['median_ms'], r['min_ms']))"
+done
+echo "== 5. output error: float LSTM vs Scan (float), and vs int8"
+"$bin/compare_models" --dims "$dims" "$out/lstm.onnx" "$out/lstm_scan_si.onnx"
+"$bin/compare_models" --dims "$dims" "$out/lstm.onnx" "$out/lstm_int8.onnx"

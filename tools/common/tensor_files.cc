@@ -181,4 +181,28 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
   return inputs;
 }
 
+Expected<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& spec : specs) {
+    size_t start = 0;
+    while (start < spec.size()) {
+      size_t comma = spec.find(',', start);
+      std::string kv = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      start = comma == std::string::npos ? spec.size() : comma + 1;
+      if (kv.empty()) continue;
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return Diag::Msg("--dims entry '" + kv + "' is not name=value");
+      try {
+        size_t used = 0;
+        const long long v = std::stoll(kv.substr(eq + 1), &used);
+        if (used != kv.size() - eq - 1 || v < 0) throw std::invalid_argument(kv);
+        dims[kv.substr(0, eq)] = v;
+      } catch (const std::exception&) {
+        return Diag::Msg("--dims entry '" + kv + "' needs a non-negative integer value");
+      }
+    }
+  }
+  return dims;
+}
+
 }  // namespace nuphar::tools

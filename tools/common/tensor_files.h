@@ -50,4 +50,7 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
 
 const char* NumpyDTypeName(DType t);
 
+/// Parses --dims values "name=value,name=value" (the option may repeat) into symbol values.
+Expected<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<std::string>& specs);
+
 }  // namespace nuphar::tools
