@@ -88,12 +88,14 @@ Status CheckCastType(const NodeInfo& node, DType t, const char* role) {
 }
 
 Expected<std::unique_ptr<OpKernel>> CreateCast(const NodeInfo& node) {
-  DType to;
-  if (const auto* a = node.attr("to"); a && a->type() == onnx::AttributeProto::STRING) {
-    return node.Error("Cast with a string 'to' attribute (opset 1) is not supported");
-  }
   if (!node.has_attr("to")) return node.Error("attribute 'to' is required");
-  to = static_cast<DType>(node.GetInt("to", 0));
+  DType to = static_cast<DType>(node.GetInt("to", 0));
+  if (node.attr("to")->type() == onnx::AttributeProto::STRING) {  // opset 1 names the type: "FLOAT"
+    onnx::TensorProto::DataType parsed;
+    if (!onnx::TensorProto::DataType_Parse(node.GetString("to", ""), &parsed))
+      return node.Error("attribute 'to' names no ONNX type: '" + node.GetString("to", "") + "'");
+    to = static_cast<DType>(parsed);
+  }
   NUPHAR_RETURN_IF_ERROR(CheckCastType(node, to, "to"));
   if (to == DType::kUndefined) return node.Error("attribute 'to' is undefined");
   NUPHAR_RETURN_IF_ERROR(CheckCastType(node, node.input_type(0), "from"));

@@ -164,6 +164,14 @@ TEST(ElementwiseTest, CastFloat16RoundsToNearestEven) {
   EXPECT_EQ(Values<float>((*back)[0]), (std::vector<float>{1.0f, 65504.0f, -0.5f}));
 }
 
+TEST(ElementwiseTest, CastOpset1TakesTheTypeByName) {
+  auto out = RunSingleNode({.op = "Cast", .opset = 1, .inputs = {Tensor::FromVector<float>({2}, {2.7f, -1.5f})},
+                            .attributes = [](onnx::NodeProto& n) { SetAttr(n, "to", std::string("INT32")); }});
+  ASSERT_TRUE(out.ok()) << out.message();
+  ASSERT_EQ((*out)[0].dtype(), DType::kInt32);
+  EXPECT_EQ(Values<int32_t>((*out)[0]), (std::vector<int32_t>{2, -1}));
+}
+
 TEST(ElementwiseTest, CastToStringIsRefusedAtLoad) {
   auto out = RunSingleNode({.op = "Cast", .inputs = {Iota<float>({2}, 0, 1)}, .attributes = [](onnx::NodeProto& n) {
                               SetAttr(n, "to", static_cast<int64_t>(DType::kString));
