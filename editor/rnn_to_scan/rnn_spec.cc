@@ -90,15 +90,17 @@ Expected<RnnSpec> ParseRnnSpec(const onnx::NodeProto& node, const RnnCell& cell)
 
 BodyMatrix TransposedRows(const float* m, int64_t cols, int64_t row0, int64_t nrows) {
   BodyMatrix out;
+  out.rows = cols;
   out.cols = nrows;
-  out.values.resize(static_cast<size_t>(cols * nrows));
+  out.bytes.resize(static_cast<size_t>(cols * nrows) * sizeof(float));
+  float* values = reinterpret_cast<float*>(out.bytes.data());
   // Blocked so both the reads and the writes stay within a few cache lines.
   constexpr int64_t kBlock = 32;
   for (int64_t i0 = 0; i0 < nrows; i0 += kBlock)
     for (int64_t j0 = 0; j0 < cols; j0 += kBlock)
       for (int64_t i = i0; i < std::min(nrows, i0 + kBlock); ++i)
         for (int64_t j = j0; j < std::min(cols, j0 + kBlock); ++j)
-          out.values[j * nrows + i] = m[(row0 + i) * cols + j];
+          values[j * nrows + i] = m[(row0 + i) * cols + j];
   return out;
 }
 

@@ -63,6 +63,15 @@ onnx::TensorProto FloatTensorProto(const std::vector<int64_t>& dims, const float
   return MakeTensor("", DType::kFloat, dims, data, static_cast<size_t>(NumElements(dims)) * sizeof(float));
 }
 
+onnx::TensorProto MatrixTensor(BodyMatrix&& m) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(m.rows);
+  t.add_dims(m.cols);
+  t.set_raw_data(std::move(m.bytes));
+  return t;
+}
+
 class Converter {
  public:
   Converter(RewriteContext& ctx, const onnx::NodeProto& node, const RnnCell& cell, const RnnToScanOptions& options,
@@ -244,9 +253,7 @@ Expected<std::vector<std::string>> Converter::EmitDirection(int d, const std::ve
   if (has_peephole_) dw.p.assign(peephole_.data + d * 3 * H, peephole_.data + (d + 1) * 3 * H);
 
   // Hoisted input projection over the whole sequence.
-  BodyMatrix wt = TransposedRows(dw.w, I, 0, G * H);
-  std::string wt_name = b_.Const(FloatTensorProto({I, G * H}, wt.values.data()));
-  wt = {};
+  std::string wt_name = b_.Const(MatrixTensor(TransposedRows(dw.w, I, 0, G * H)));
   std::vector<float> bias = cell_.SplitBias(spec_, dw);
   std::string proj = b_.Op("Add", {b_.Op("MatMul", {x_seq, wt_name}), b_.Const<float>({G * H}, bias)});
 
@@ -259,7 +266,7 @@ Expected<std::vector<std::string>> Converter::EmitDirection(int d, const std::ve
   std::string x_in = body.AddInput(proj + "_subgraph", G * H);
   std::vector<std::string> matrices;
   for (auto& m : cell_.SplitWeights(spec_, dw))
-    matrices.push_back(body.nodes().Const(FloatTensorProto({H, m.cols}, m.values.data())));
+    matrices.push_back(body.nodes().Const(MatrixTensor(std::move(m))));
 
   CellInputs cell_in{spec_, d, dw, x_in, states_in, matrices};
   NUPHAR_ASSIGN_OR_RETURN(auto new_states, cell_.EmitCell(body, cell_in));

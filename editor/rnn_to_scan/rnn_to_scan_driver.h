@@ -42,10 +42,11 @@ struct DirectionWeights {
   std::vector<float> p;       ///< [3H] (i, o, f) or empty
 };
 
-/// A recurrent weight matrix for the body, already transposed: [rows = H, cols].
+/// A weight matrix already transposed, [rows, cols] float32 as little-endian bytes (kept as a
+/// byte string so it moves into the initializer's raw_data without another copy).
 struct BodyMatrix {
-  int64_t cols = 0;
-  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+  std::string bytes;
 };
 
 /// What a cell's EmitCell receives: the body, x_t and previous states, the direction's
