@@ -95,6 +95,7 @@ class Converter {
                                                    const std::string& x_seq);
   void EmitFinal(const std::vector<std::string>& parts, int64_t unsqueeze_axis, const std::vector<int64_t>& layout_perm,
                  const std::string& out);
+  void ReleaseSoleUseWeights();
 
   RewriteContext& ctx_;
   NodeBuilder& b_;
@@ -324,6 +325,30 @@ void Converter::EmitFinal(const std::vector<std::string>& parts, int64_t unsquee
   if (transpose) SetAttr(b_.Add("Transpose", {joined}, {out}), "perm", layout_perm);
 }
 
+// A weight initializer read only by this node is dead once the node is replaced; dropping its
+// payload now (the initializer itself goes after the walk) keeps peak memory near one model
+// copy on large models instead of two.
+void Converter::ReleaseSoleUseWeights() {
+  w_ = {};
+  r_ = {};
+  bias_ = {};
+  peephole_ = {};
+  for (int i : {1, 2, 3, 7}) {
+    const std::string name = Input(i);
+    if (name.empty() || ctx_.uses().Count(name) != 1) continue;
+    const GraphScope* owner = nullptr;
+    if (!ctx_.scope().FindInitializer(name, &owner)) continue;
+    for (auto& t : *owner->graph->mutable_initializer()) {
+      if (t.name() != name) continue;
+      t.clear_raw_data();
+      t.clear_float_data();
+      std::string().swap(*t.mutable_raw_data());
+      t.clear_raw_data();
+      break;
+    }
+  }
+}
+
 Expected<Effect> Converter::Run() {
   NUPHAR_RETURN_IF_ERROR(ReadShapes());
   NUPHAR_RETURN_IF_ERROR(ReadWeights());
@@ -365,6 +390,7 @@ Expected<Effect> Converter::Run() {
     for (int d = 0; d < nd; ++d) parts.push_back(finals[d][s]);
     EmitFinal(parts, 0, {1, 0, 2}, node_.output(1 + static_cast<int>(s)));
   }
+  ReleaseSoleUseWeights();
   return Effect::Replaced();
 }
 
