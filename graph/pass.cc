@@ -51,6 +51,8 @@ class Walker {
         Status s = effect.status();
         s.WithNode(*node);
         s.WithGraph(scope.path);
+        // Exporters often leave node names empty; the first output still identifies the node.
+        if (s.diag().node.empty() && node->output_size() > 0) s.diag().node = "<unnamed> -> " + node->output(0);
         return s;
       }
       if (effect->changed) {
