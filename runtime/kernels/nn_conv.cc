@@ -112,21 +112,28 @@ class ConvTransposeKernel final : public OpKernel {
     Tensor* y = ctx.Output(0, x->dtype(), std::span<const int64_t>(out_shape.data(), static_cast<size_t>(g.rank) + 2));
     return DispatchFloating(x->dtype(), [&]<class T>() {
       const int64_t Cg = C / G, x_size = g.out_size(), y_size = g.in_size(), mk = Mg * g.kernel_size();
-      T* col = ScratchBuffer<T>(static_cast<size_t>(mk * x_size), 0);
+      const bool identity = Im2ColIsIdentity(g);
+      T* col = identity ? nullptr : ScratchBuffer<T>(static_cast<size_t>(mk * x_size), 0);
       const T* px = x->data<T>();
       const T* pw = w->data<T>();
       T* py = y->data<T>();
       for (int64_t n = 0; n < N; ++n) {
         for (int64_t grp = 0; grp < G; ++grp) {
-          // col[mk, x_size] = W_g^T (W_g is [Cg, mk]) * X_g [Cg, x_size]
-          GemmAny<T>(true, false, mk, x_size, Cg, T(1), pw + grp * Cg * mk, mk, px + (n * C + grp * Cg) * x_size, x_size,
-                     T(0), col, x_size);
           T* yg = py + (n * M + grp * Mg) * y_size;
           for (int64_t m = 0; m < Mg; ++m) {
             const T fill = b ? b->data<T>()[grp * Mg + m] : T(0);
             std::fill(yg + m * y_size, yg + (m + 1) * y_size, fill);
           }
-          Col2Im(col, Mg, g, yg);
+          // col[mk, x_size] = W_g^T (W_g is [Cg, mk]) * X_g [Cg, x_size]; a 1x1 unit-stride
+          // geometry accumulates straight into Y.
+          const T* wg = pw + grp * Cg * mk;
+          const T* xg = px + (n * C + grp * Cg) * x_size;
+          if (identity) {
+            GemmAny<T>(true, false, mk, x_size, Cg, T(1), wg, mk, xg, x_size, T(1), yg, y_size);
+          } else {
+            GemmAny<T>(true, false, mk, x_size, Cg, T(1), wg, mk, xg, x_size, T(0), col, x_size);
+            Col2Im<T>(col, Mg, g, yg);
+          }
         }
       }
       return Status::OK();
@@ -178,40 +185,6 @@ class ConvTransposeKernel final : public OpKernel {
       g.pad_end[i] = pe;
     }
     return g;
-  }
-
-  // Adds col [channels * kernel, out_size] into y [channels, in...]: the adjoint of Im2Col.
-  template <class T>
-  static void Col2Im(const T* col, int64_t channels, const WindowGeometry& g, T* y) {
-    const int r = g.rank;
-    const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.kernel_size();
-    std::array<int64_t, WindowAttrs::kMaxSpatial> kpos{}, opos{};
-    for (int64_t c = 0; c < channels; ++c) {
-      T* yc = y + c * in_size;
-      kpos.fill(0);
-      for (int64_t kk = 0; kk < k_size; ++kk) {
-        const T* row = col + (c * k_size + kk) * out_size;
-        opos.fill(0);
-        for (int64_t o = 0; o < out_size; ++o) {
-          int64_t index = 0;
-          bool inside = true;
-          for (size_t i = 0; i < static_cast<size_t>(r); ++i) {
-            const int64_t p = opos[i] * g.stride[i] - g.pad_begin[i] + kpos[i] * g.dilation[i];
-            if (p < 0 || p >= g.in[i]) inside = false;
-            index = index * g.in[i] + p;
-          }
-          if (inside) yc[index] += row[o];
-          for (size_t i = static_cast<size_t>(r); i-- > 0;) {
-            if (++opos[i] < g.out[i]) break;
-            opos[i] = 0;
-          }
-        }
-        for (size_t i = static_cast<size_t>(r); i-- > 0;) {
-          if (++kpos[i] < g.kernel[i]) break;
-          kpos[i] = 0;
-        }
-      }
-    }
   }
 
   WindowAttrs attrs_;

@@ -143,10 +143,16 @@ void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_poi
         } else {
           const In* src = xc + base * in_w;
           const int64_t off = kpos[last] * d_w - p_w;
-          for (int64_t w = 0; w < out_w; ++w) {
-            const int64_t p = w * s_w + off;
-            dst[w] = (p >= 0 && p < in_w) ? static_cast<Out>(static_cast<Out>(src[p]) - zero_point) : Out(0);
+          // Valid w: 0 <= w*s + off < in_w; the rest is padding.
+          const int64_t w_lo = std::min(out_w, off >= 0 ? int64_t{0} : (-off + s_w - 1) / s_w);
+          const int64_t w_hi = std::max(w_lo, std::min(out_w, in_w - off <= 0 ? int64_t{0} : (in_w - off + s_w - 1) / s_w));
+          std::fill(dst, dst + w_lo, Out(0));
+          if (s_w == 1) {
+            for (int64_t w = w_lo; w < w_hi; ++w) dst[w] = static_cast<Out>(static_cast<Out>(src[w + off]) - zero_point);
+          } else {
+            for (int64_t w = w_lo; w < w_hi; ++w) dst[w] = static_cast<Out>(static_cast<Out>(src[w * s_w + off]) - zero_point);
           }
+          std::fill(dst + w_hi, dst + out_w, Out(0));
         }
         for (size_t i = last; i-- > 0;) {
           if (++opos[i] < g.out[i]) break;
@@ -161,6 +167,52 @@ void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_poi
   }
 }
 
+template <class T>
+void Col2Im(const T* col, int64_t channels, const WindowGeometry& g, T* y) {
+  const int r = g.rank;
+  const size_t last = static_cast<size_t>(r - 1);
+  const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.kernel_size();
+  const int64_t out_w = g.out[last], in_w = g.in[last];
+  const int64_t s_w = g.stride[last], d_w = g.dilation[last], p_w = g.pad_begin[last];
+  std::array<int64_t, WindowAttrs::kMaxSpatial> kpos{}, opos{};
+  for (int64_t c = 0; c < channels; ++c) {
+    T* yc = y + c * in_size;
+    kpos.fill(0);
+    for (int64_t kk = 0; kk < k_size; ++kk) {
+      const T* row = col + (c * k_size + kk) * out_size;
+      opos.fill(0);
+      for (int64_t o = 0; o < out_size; o += out_w) {
+        int64_t base = 0;
+        bool inside = true;
+        for (size_t i = 0; i < last; ++i) {
+          const int64_t p = opos[i] * g.stride[i] - g.pad_begin[i] + kpos[i] * g.dilation[i];
+          if (p < 0 || p >= g.in[i]) inside = false;
+          base = base * g.in[i] + p;
+        }
+        if (inside) {
+          T* dst = yc + base * in_w;
+          const T* src = row + o;
+          // Valid w: 0 <= w*s + off < in_w.
+          const int64_t off = kpos[last] * d_w - p_w;
+          const int64_t w_lo = off >= 0 ? 0 : (-off + s_w - 1) / s_w;
+          const int64_t w_hi = std::min(out_w, in_w - off <= 0 ? int64_t{0} : (in_w - off + s_w - 1) / s_w);
+          for (int64_t w = w_lo; w < w_hi; ++w) dst[w * s_w + off] += src[w];
+        }
+        for (size_t i = last; i-- > 0;) {
+          if (++opos[i] < g.out[i]) break;
+          opos[i] = 0;
+        }
+      }
+      for (size_t i = static_cast<size_t>(r); i-- > 0;) {
+        if (++kpos[i] < g.kernel[i]) break;
+        kpos[i] = 0;
+      }
+    }
+  }
+}
+
+template void Col2Im<float>(const float*, int64_t, const WindowGeometry&, float*);
+template void Col2Im<double>(const double*, int64_t, const WindowGeometry&, double*);
 template void Im2Col<float, float>(const float*, int64_t, const WindowGeometry&, float, float*);
 template void Im2Col<double, double>(const double*, int64_t, const WindowGeometry&, double, double*);
 template void Im2Col<uint8_t, int32_t>(const uint8_t*, int64_t, const WindowGeometry&, int32_t, int32_t*);

@@ -51,6 +51,11 @@ Expected<WindowGeometry> ComputeWindowGeometry(const WindowAttrs& attrs, std::sp
 template <class In, class Out>
 void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_point, Out* col);
 
+/// The adjoint of Im2Col: adds col [channels * kernel_size, out_size] into y [channels, in...]
+/// (cells that fall into the padding are dropped). ConvTranspose's scatter step.
+template <class T>
+void Col2Im(const T* col, int64_t channels, const WindowGeometry& g, T* y);
+
 /// True when im2col would be the identity (1x1 kernel, unit stride, no padding): use x directly.
 bool Im2ColIsIdentity(const WindowGeometry& g);
 

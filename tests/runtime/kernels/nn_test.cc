@@ -290,6 +290,20 @@ TEST(ConvTransposeTest, GroupsStridesAndOutputPaddingMatchScatterReference) {
   ExpectNear(Values<float>((*out)[0]), want);
 }
 
+TEST(ConvTransposeTest, OneByOneKernelAccumulatesOntoBias) {
+  const Tensor x = RandomTensor({1, 2, 2, 3}, 16), w = RandomTensor({2, 3, 1, 1}, 17);
+  const Tensor b = Tensor::FromVector<float>({3}, {1, -2, 0.5f});
+  SingleNode node{.op = "ConvTranspose", .opset = 11, .inputs = {x, w, b}, .constant_inputs = {1, 2}};
+  auto out = RunSingleNode(node);
+  ASSERT_TRUE(out.ok()) << out.message();
+  ASSERT_EQ((*out)[0].shape(), (Shape{1, 3, 2, 3}));
+  std::vector<float> want;
+  for (int m = 0; m < 3; ++m)
+    for (int i = 0; i < 6; ++i)
+      want.push_back(b.data<float>()[m] + x.data<float>()[i] * w.data<float>()[m] + x.data<float>()[6 + i] * w.data<float>()[3 + m]);
+  ExpectNear(Values<float>((*out)[0]), want);
+}
+
 // ---------------------------------------------------------------- Pooling and normalization
 
 TEST(PoolTest, MaxPoolColumnMajorIndicesAndAveragePoolCeilWithPadCount) {
