@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <set>
 
@@ -289,6 +290,66 @@ TEST(ToScan, ConvertsRnnInsideIfBranches) {
   EXPECT_EQ(CountOps(converted->graph(), "Scan"), 4);
   EXPECT_EQ(FullCheck(*converted), "");
   ExpectSameOutputs(m, *converted, MakeRnnInputs(c));
+}
+
+TEST(ToScan, ConvertsRnnInsideLoopBodyReadingOuterScope) {
+  // Loop (2 iterations) whose body runs a bidirectional LSTM on Relu(X), X and W/R from the main graph.
+  RnnCase c;
+  c.direction = "bidirectional";
+  auto m = MakeRnnModel(c);
+  auto* g = m.mutable_graph();
+  onnx::NodeProto lstm = g->node(0);
+  g->clear_node();
+  g->clear_output();
+  onnx::GraphProto body;
+  body.set_name("loop_body");
+  NameTable names;
+  NodeBuilder b(&body, &names, 13);
+  b.AddValueInfo("i", DType::kInt64, {}, body.mutable_input());
+  b.AddValueInfo("cond_in", DType::kBool, {}, body.mutable_input());
+  b.Op("Relu", {"X"}, "xr");
+  lstm.set_input(0, "xr");
+  lstm.set_output(0, "");
+  lstm.set_output(2, "");
+  *body.add_node() = lstm;
+  b.Op("Identity", {"cond_in"}, "cond_out");
+  b.Op("Identity", {"Yh0"}, "yh_out");
+  b.AddValueInfo("cond_out", DType::kBool, {}, body.mutable_output());
+  b.AddValueInfo("yh_out", DType::kFloat, {DimSpec::Of(2), DimSpec::Of(c.batch), DimSpec::Of(c.hidden)},
+                 body.mutable_output());
+  *g->add_initializer() = MakeTensor<int64_t>("M", {}, {2});
+  *g->add_initializer() = MakeTensor<bool>("cond", {}, {true});
+  NodeBuilder main(g, &names, 13);
+  auto& loop = main.Add("Loop", {"M", "cond"}, {"stack"});
+  SetAttr(loop, "body", std::move(body));
+  main.AddValueInfo("stack", DType::kFloat,
+                    {DimSpec::Of(2), DimSpec::Of(2), DimSpec::Of(c.batch), DimSpec::Of(c.hidden)}, g->mutable_output());
+  auto converted = ToScan(m);
+  ASSERT_TRUE(converted.ok()) << converted.message();
+  EXPECT_EQ(CountRecurrentOps(*converted), 0);
+  EXPECT_EQ(CountOps(converted->graph(), "Scan"), 2);
+  EXPECT_EQ(FullCheck(*converted), "");
+  ExpectSameOutputs(m, *converted, MakeRnnInputs(c));
+}
+
+TEST(ToScan, RuntimeComparisonSeesAWrongWeight) {
+  // Guards the comparisons above: a perturbed hoisted weight must change the outputs.
+  RnnCase c;
+  auto original = MakeRnnModel(c);
+  auto converted = ToScan(original);
+  ASSERT_TRUE(converted.ok());
+  for (auto& t : *converted->mutable_graph()->mutable_initializer()) {
+    if (t.dims_size() == 2 && t.raw_data().size() >= sizeof(float)) {
+      float v = 5.f;
+      std::memcpy(t.mutable_raw_data()->data(), &v, sizeof(float));
+      break;
+    }
+  }
+  auto inputs = MakeRnnInputs(c);
+  auto want = RunOnRuntime(original, inputs, {"Y0"});
+  auto got = RunOnRuntime(*converted, inputs, {"Y0"});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_GT(MaxAbsDiff((*want)[0], (*got)[0]), 1e-3);
 }
 
 // ---- refusals (E4) ----
