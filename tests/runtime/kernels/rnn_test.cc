@@ -69,10 +69,17 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // RNN math: both paths against naive loops.
 
+// Forces the activation path and the matching GEMM path (gemm_eigen.h) together.
+void ForcePaths(RnnMathPath path) {
+  SetRnnMathPathForTesting(path);
+  SetGemmPathForTesting(path == RnnMathPath::kRef ? GemmPath::kRef : path == RnnMathPath::kAvx2 ? GemmPath::kAvx2
+                                                                                                 : GemmPath::kAuto);
+}
+
 class RnnMathTest : public ::testing::TestWithParam<RnnMathPath> {
  protected:
-  void SetUp() override { SetRnnMathPathForTesting(GetParam()); }
-  void TearDown() override { SetRnnMathPathForTesting(RnnMathPath::kAuto); }
+  void SetUp() override { ForcePaths(GetParam()); }
+  void TearDown() override { ForcePaths(RnnMathPath::kAuto); }
 };
 
 TEST_P(RnnMathTest, GemmABtMatchesNaive) {
@@ -431,10 +438,10 @@ TEST_P(RnnSweepTest, MatchesReference) {
   c.linear_before_reset = p.op == "GRU" && coin();
   if (coin()) c.clip = 0.7f;
   for (auto path : {RnnMathPath::kRef, RnnMathPath::kAvx2}) {
-    SetRnnMathPathForTesting(path);
+    ForcePaths(path);
     RunAndCompare(c, p.seed);
   }
-  SetRnnMathPathForTesting(RnnMathPath::kAuto);
+  ForcePaths(RnnMathPath::kAuto);
 }
 
 std::vector<SweepParam> SweepParams() {
