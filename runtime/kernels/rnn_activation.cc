@@ -84,7 +84,10 @@ Expected<std::vector<RnnActivation>> ParseRnnActivations(const NodeInfo& node, i
   if (names.empty()) {
     for (int d = 0; d < num_directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
   }
-  if (names.size() != per_direction * static_cast<size_t>(num_directions))
+  // A bidirectional node that lists one direction's functions uses them for both (as ONNX
+  // Runtime accepts); they are parsed once, so alpha/beta are consumed once.
+  const bool shared_by_directions = num_directions == 2 && names.size() == per_direction;
+  if (!shared_by_directions && names.size() != per_direction * static_cast<size_t>(num_directions))
     return node.Error("activations lists " + std::to_string(names.size()) + " functions, expected " +
                       std::to_string(per_direction * num_directions) + " (" + std::to_string(per_direction) +
                       " per direction)");
@@ -102,6 +105,10 @@ Expected<std::vector<RnnActivation>> ParseRnnActivations(const NodeInfo& node, i
     if (spec->takes_alpha && next_alpha < alphas.size()) act.alpha = alphas[next_alpha++];
     if (spec->takes_beta && next_beta < betas.size()) act.beta = betas[next_beta++];
     out.push_back(act);
+  }
+  if (shared_by_directions) {
+    const std::vector<RnnActivation> forward = out;
+    out.insert(out.end(), forward.begin(), forward.end());
   }
   return out;
 }

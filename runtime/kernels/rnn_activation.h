@@ -28,7 +28,8 @@ struct RnnActivation {
 };
 
 /// Parses "activations", "activation_alpha" and "activation_beta" for `num_directions` x
-/// `per_direction` functions (forward first). Missing activations take `defaults`. As in ONNX
+/// `per_direction` functions (forward first; a bidirectional node may list one direction's set for
+/// both). Missing activations take `defaults`. As in ONNX
 /// Runtime, alpha/beta values are consumed in order only by the functions that take them;
 /// functions without a value get the defaults of the corresponding ONNX operator.
 Expected<std::vector<RnnActivation>> ParseRnnActivations(const NodeInfo& node, int num_directions,
