@@ -69,7 +69,8 @@ struct QuantizeOptions {
   bool share_input_quantization = false;  ///< reuse X's quantization per graph
   bool guard_zero_delta = false;          ///< Max(delta, FLT_MIN) before Reciprocal (Q1)
   bool compute_weight_error = false;      ///< fill QuantizedMatMul::weight_* (for --report)
-  NodeQuantConfig default_config;         ///< the asymm8_param0_input1 preset
+  /// Defaults to the asymm8_param0_input1 preset (PresetConfig(kDefaultPreset) gives the same).
+  NodeQuantConfig default_config{QuantizeConfig{true, 0, 8}, QuantizeConfig{false, 1, 8}, false};
   /// Imported per-node configs; a non-empty table makes missing nodes print a warning.
   QcfgTable node_configs;
 };

@@ -79,3 +79,15 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, RuntimeEquivalenceTest,
 
 }  // namespace
 }  // namespace nuphar
+
+namespace nuphar {
+namespace {
+
+TEST(QuantizeOptionsTest, DefaultConfigIsTheDefaultPreset) {
+  auto preset = quant::PresetConfig(quant::kDefaultPreset);
+  ASSERT_TRUE(preset.ok());
+  EXPECT_TRUE(quant::QuantizeOptions{}.default_config == *preset);
+}
+
+}  // namespace
+}  // namespace nuphar
