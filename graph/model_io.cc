@@ -131,33 +131,9 @@ Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOpt
   return status;
 }
 
-Status WriteFileAtomic(const std::string& path, const std::string& bytes) {
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path() && !fs::exists(target.parent_path(), ec))
-    return Diag::File(path, "output directory does not exist");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Diag::File(path, "cannot be opened for writing");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      return Diag::File(path, "write failed (disk full?)");
-    }
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return Diag::File(path, "cannot rename the temporary file into place: " + ec.message());
-  }
-  return Status::OK();
-}
-
-// Serializes straight into the temporary file (no in-memory copy of the bytes), then renames.
-static Status WriteModelAtomic(const onnx::ModelProto& model, const std::string& path) {
+// Creates `path`'s temporary sibling, lets `write` fill it, and renames it into place; removes
+// the temporary file on any failure, so no partial output is ever left behind.
+static Status WriteThroughTempFile(const std::string& path, const std::function<bool(int fd)>& write) {
   const fs::path target(path);
   std::error_code ec;
   if (target.has_parent_path() && !fs::exists(target.parent_path(), ec))
@@ -165,7 +141,7 @@ static Status WriteModelAtomic(const onnx::ModelProto& model, const std::string&
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Diag::File(path, "cannot be opened for writing");
-  bool ok = model.SerializeToFileDescriptor(fd);
+  bool ok = write(fd);
   ok = (::close(fd) == 0) && ok;
   if (!ok) {
     fs::remove(tmp, ec);
@@ -177,6 +153,23 @@ static Status WriteModelAtomic(const onnx::ModelProto& model, const std::string&
     return Diag::File(path, "cannot rename the temporary file into place: " + ec.message());
   }
   return Status::OK();
+}
+
+Status WriteFileAtomic(const std::string& path, const std::string& bytes) {
+  return WriteThroughTempFile(path, [&bytes](int fd) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) return false;
+      done += static_cast<size_t>(n);
+    }
+    return true;
+  });
+}
+
+// Serializes straight into the temporary file (no in-memory copy of the bytes).
+static Status WriteModelAtomic(const onnx::ModelProto& model, const std::string& path) {
+  return WriteThroughTempFile(path, [&model](int fd) { return model.SerializeToFileDescriptor(fd); });
 }
 
 Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, const SaveOptions& options) {

@@ -112,49 +112,62 @@ Expected<std::vector<T>> ReadTensor(const onnx::TensorProto& t) {
   return out;
 }
 
-template <class Dst, class Fn>
-static Expected<std::vector<Dst>> ConvertAll(const onnx::TensorProto& t, bool allow_float, Fn&& half) {
-  auto bytes = TensorBytes(t);
-  if (!bytes) return bytes.status();
-  const DType dtype = static_cast<DType>(t.data_type());
-  const size_t n = bytes->size() / DTypeSize(dtype);
-  std::vector<Dst> out(n);
-  const char* p = bytes->data();
+template <class Dst>
+static Status ConvertElementsTo(DType dtype, const void* data, size_t n, bool allow_float, Dst* out) {
+  const char* p = static_cast<const char*>(data);
   auto load = [&](auto tag, size_t i) {
     decltype(tag) v;
     std::memcpy(&v, p + i * sizeof(v), sizeof(v));
     return v;
   };
+  const bool is_float = dtype == DType::kFloat || dtype == DType::kDouble || dtype == DType::kFloat16 ||
+                        dtype == DType::kBfloat16;
+  if (is_float && !allow_float) return Diag::Msg(std::string("expected an integer type, got ") + DTypeName(dtype));
   for (size_t i = 0; i < n; ++i) {
     switch (dtype) {
       case DType::kInt8: out[i] = static_cast<Dst>(load(int8_t{}, i)); break;
-      case DType::kUint8: case DType::kBool: out[i] = static_cast<Dst>(load(uint8_t{}, i)); break;
+      case DType::kUint8: out[i] = static_cast<Dst>(load(uint8_t{}, i)); break;
+      case DType::kBool: out[i] = static_cast<Dst>(load(uint8_t{}, i) != 0); break;
       case DType::kInt16: out[i] = static_cast<Dst>(load(int16_t{}, i)); break;
       case DType::kUint16: out[i] = static_cast<Dst>(load(uint16_t{}, i)); break;
       case DType::kInt32: out[i] = static_cast<Dst>(load(int32_t{}, i)); break;
       case DType::kUint32: out[i] = static_cast<Dst>(load(uint32_t{}, i)); break;
       case DType::kInt64: out[i] = static_cast<Dst>(load(int64_t{}, i)); break;
       case DType::kUint64: out[i] = static_cast<Dst>(load(uint64_t{}, i)); break;
-      default:
-        if (!allow_float)
-          return Diag::Msg("tensor '" + t.name() + "' has type " + DTypeName(dtype) + ", expected an integer type");
-        if (dtype == DType::kFloat) out[i] = static_cast<Dst>(load(float{}, i));
-        else if (dtype == DType::kDouble) out[i] = static_cast<Dst>(load(double{}, i));
-        else if (dtype == DType::kFloat16) out[i] = static_cast<Dst>(half(load(uint16_t{}, i)));
-        else if (dtype == DType::kBfloat16) out[i] = static_cast<Dst>(Bfloat16ToFloat(load(uint16_t{}, i)));
-        else return Diag::Msg("tensor '" + t.name() + "' has type " + DTypeName(dtype) + ", which is not numeric");
+      case DType::kFloat: out[i] = static_cast<Dst>(load(float{}, i)); break;
+      case DType::kDouble: out[i] = static_cast<Dst>(load(double{}, i)); break;
+      case DType::kFloat16: out[i] = static_cast<Dst>(HalfToFloat(load(uint16_t{}, i))); break;
+      case DType::kBfloat16: out[i] = static_cast<Dst>(Bfloat16ToFloat(load(uint16_t{}, i))); break;
+      default: return Diag::Msg(std::string("type ") + DTypeName(dtype) + " is not numeric");
     }
   }
+  return Status::OK();
+}
+
+Status ElementsToInt64(DType dtype, const void* data, size_t n, int64_t* out) {
+  return ConvertElementsTo<int64_t>(dtype, data, n, false, out);
+}
+
+Status ElementsToDouble(DType dtype, const void* data, size_t n, double* out) {
+  return ConvertElementsTo<double>(dtype, data, n, true, out);
+}
+
+template <class Dst>
+static Expected<std::vector<Dst>> ConvertAll(const onnx::TensorProto& t) {
+  auto bytes = TensorBytes(t);
+  if (!bytes) return bytes.status();
+  const DType dtype = static_cast<DType>(t.data_type());
+  std::vector<Dst> out(bytes->size() / DTypeSize(dtype));
+  Status s = std::is_same_v<Dst, int64_t>
+                 ? ElementsToInt64(dtype, bytes->data(), out.size(), reinterpret_cast<int64_t*>(out.data()))
+                 : ElementsToDouble(dtype, bytes->data(), out.size(), reinterpret_cast<double*>(out.data()));
+  if (!s.ok()) return Diag::Msg("tensor '" + t.name() + "': " + s.diag().reason);
   return out;
 }
 
-Expected<std::vector<int64_t>> ReadTensorAsInt64(const onnx::TensorProto& t) {
-  return ConvertAll<int64_t>(t, false, HalfToFloat);
-}
+Expected<std::vector<int64_t>> ReadTensorAsInt64(const onnx::TensorProto& t) { return ConvertAll<int64_t>(t); }
 
-Expected<std::vector<double>> ReadTensorAsDouble(const onnx::TensorProto& t) {
-  return ConvertAll<double>(t, true, HalfToFloat);
-}
+Expected<std::vector<double>> ReadTensorAsDouble(const onnx::TensorProto& t) { return ConvertAll<double>(t); }
 
 onnx::TensorProto MakeTensor(const std::string& name, DType dtype, const std::vector<int64_t>& dims, const void* data,
                              size_t bytes) {

@@ -58,6 +58,11 @@ Expected<std::vector<int64_t>> ReadTensorAsInt64(const onnx::TensorProto& t);
 /// Elements of any numeric tensor converted to double.
 Expected<std::vector<double>> ReadTensorAsDouble(const onnx::TensorProto& t);
 
+/// Widens `n` elements of `dtype` at `data` (integer and bool types; float types are an error).
+Status ElementsToInt64(DType dtype, const void* data, size_t n, int64_t* out);
+/// Converts `n` elements of any numeric `dtype` at `data` to double.
+Status ElementsToDouble(DType dtype, const void* data, size_t n, double* out);
+
 /// A tensor with raw_data holding `bytes` (must be DTypeSize(dtype) * NumElements(dims)).
 onnx::TensorProto MakeTensor(const std::string& name, DType dtype, const std::vector<int64_t>& dims,
                              const void* data, size_t bytes);

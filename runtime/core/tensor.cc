@@ -78,42 +78,17 @@ Tensor Tensor::Clone() const {
   return t;
 }
 
-namespace {
-template <class Dst>
-Expected<std::vector<Dst>> ConvertElements(const Tensor& t, bool allow_float) {
-  std::vector<Dst> out(static_cast<size_t>(t.size()));
-  for (int64_t i = 0; i < t.size(); ++i) {
-    switch (t.dtype()) {
-      case DType::kInt8: out[i] = static_cast<Dst>(t.data<int8_t>()[i]); break;
-      case DType::kUint8: out[i] = static_cast<Dst>(t.data<uint8_t>()[i]); break;
-      case DType::kBool: out[i] = static_cast<Dst>(t.data<uint8_t>()[i] != 0); break;
-      case DType::kInt16: out[i] = static_cast<Dst>(t.data<int16_t>()[i]); break;
-      case DType::kUint16: out[i] = static_cast<Dst>(t.data<uint16_t>()[i]); break;
-      case DType::kInt32: out[i] = static_cast<Dst>(t.data<int32_t>()[i]); break;
-      case DType::kUint32: out[i] = static_cast<Dst>(t.data<uint32_t>()[i]); break;
-      case DType::kInt64: out[i] = static_cast<Dst>(t.data<int64_t>()[i]); break;
-      case DType::kUint64: out[i] = static_cast<Dst>(t.data<uint64_t>()[i]); break;
-      case DType::kFloat:
-        if (!allow_float) return Diag::Msg("expected an integer tensor, got float");
-        out[i] = static_cast<Dst>(t.data<float>()[i]);
-        break;
-      case DType::kDouble:
-        if (!allow_float) return Diag::Msg("expected an integer tensor, got double");
-        out[i] = static_cast<Dst>(t.data<double>()[i]);
-        break;
-      case DType::kFloat16:
-        if (!allow_float) return Diag::Msg("expected an integer tensor, got float16");
-        out[i] = static_cast<Dst>(HalfToFloat(t.data<uint16_t>()[i]));
-        break;
-      default: return Diag::Msg(std::string("unsupported element type ") + DTypeName(t.dtype()));
-    }
-  }
+Expected<std::vector<int64_t>> Tensor::ToInt64Vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  NUPHAR_RETURN_IF_ERROR(ElementsToInt64(dtype_, raw(), out.size(), out.data()));
   return out;
 }
-}  // namespace
 
-Expected<std::vector<int64_t>> Tensor::ToInt64Vector() const { return ConvertElements<int64_t>(*this, false); }
-Expected<std::vector<double>> Tensor::ToDoubleVector() const { return ConvertElements<double>(*this, true); }
+Expected<std::vector<double>> Tensor::ToDoubleVector() const {
+  std::vector<double> out(static_cast<size_t>(numel_));
+  NUPHAR_RETURN_IF_ERROR(ElementsToDouble(dtype_, raw(), out.size(), out.data()));
+  return out;
+}
 
 std::string ShapeToString(std::span<const int64_t> shape) {
   std::string s = "[";
