@@ -2,6 +2,8 @@
 // with the S3 fixes: unique subgraph symbols, If branch fusion, Loop carried-shape changes).
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+
 #include "graph/tensor_data.h"
 #include "shape_infer/ops/op_util.h"
 #include "shape_infer/ops/registry.h"
@@ -60,9 +62,15 @@ Status HandleIf(NodeContext& ctx) {
                        onnx::TensorProto::DataType_Name(e0) + " vs " + onnx::TensorProto::DataType_Name(e1));
     auto s0 = ShapeOfType(t0, Symbols(ctx)), s1 = ShapeOfType(t1, Symbols(ctx));
     std::optional<SymShape> fused;
-    if (s0 && s1 && s0->size() == s1->size()) {
+    if (s0 && s1) {
+      // Branches of different rank (PyTorch's `x.squeeze(-1) if x.shape[-1] == 1 else x` with an
+      // undecidable condition): upstream's fusion keeps branch 0's rank and compares the leading
+      // dims both share; we do the same, with a warning.
+      if (s0->size() != s1->size())
+        ctx.Warn("If branches disagree on the rank of output " + std::to_string(k) + " (" +
+                 std::to_string(s0->size()) + " vs " + std::to_string(s1->size()) + "); using the then branch's");
       fused = s0;
-      for (size_t a = 0; a < s0->size(); ++a)
+      for (size_t a = 0; a < std::min(s0->size(), s1->size()); ++a)
         if (!(*s0)[a] || !(*s1)[a] || *(*s0)[a] != *(*s1)[a]) (*fused)[a] = ctx.NewSymbol(k, a);
     }
     ctx.SetOutput(k, e0 ? e0 : e1, fused);

@@ -1,6 +1,6 @@
 // Elementwise ops: shapes come from ONNX; the handlers track values of small integer tensors
 // (spec §2.6): + - * Div (floor for integers, exact for floats, §4.6), Neg, Floor, Ceil,
-// Max/Min (int_max rule), Equal (mathematical), Where, Cast, Identity.
+// Max/Min (int_max rule), Equal (mathematical), Not (literals), Where, Cast, Identity.
 #include <onnx/onnx_pb.h>
 
 #include "shape_infer/ops/op_util.h"
@@ -88,11 +88,19 @@ Status HandleMin(NodeContext& ctx) {
     return sym::Min({a, b});
   });
 }
-// Equal compares canonical forms: equal forms are equal values; different forms count as
-// different (the original's structural rule, with b*(s+1) == b*s + b now equal, S1).
+// Equal compares canonical forms: equal forms are equal values; two different symbolic forms, or
+// a plain symbol and a literal, count as different (the original's structural rule: a free dim
+// such as `batch` is not assumed to be any particular size; with b*(s+1) == b*s + b now equal, S1).
+// A computed form against a literal is decided only when provable: floor((s - 384)/256) + 1 may
+// well equal 1, and guessing "different" sends an If down a branch the model cannot run
+// (silero_vad_16k_op15's `x.squeeze(-1) if T == 1`). Unknown instead lets the If fuse its branches.
 Status HandleEqual(NodeContext& ctx) {
   return TrackBinary(ctx, [](const sym::Expr& a, const sym::Expr& b, bool, int64_t) -> std::optional<sym::Expr> {
-    return sym::Expr(a == b ? 1 : 0);
+    if (a == b) return sym::Expr(1);
+    if (a.IsNumber() == b.IsNumber() || a.IsSymbol() || b.IsSymbol()) return sym::Expr(0);
+    if (sym::IsPositive(a - b) == sym::Truth::kTrue || sym::IsPositive(b - a) == sym::Truth::kTrue)
+      return sym::Expr(0);
+    return std::nullopt;
   });
 }
 
@@ -114,6 +122,14 @@ Status TrackUnary(NodeContext& ctx, UnaryFn fn) {
 Status HandleNeg(NodeContext& ctx) { return TrackUnary(ctx, [](const sym::Expr& e) -> std::optional<sym::Expr> { return -e; }); }
 Status HandleFloor(NodeContext& ctx) { return TrackUnary(ctx, [](const sym::Expr& e) -> std::optional<sym::Expr> { return sym::Floor(e); }); }
 Status HandleCeil(NodeContext& ctx) { return TrackUnary(ctx, [](const sym::Expr& e) -> std::optional<sym::Expr> { return sym::Ceil(e); }); }
+// Not of a literal boolean. PyTorch exports `if x.dim() != 3` as If(Cast(Not(Equal(Size(Shape(x)),
+// 3)))), so without it the If condition stays unknown and branches of different rank cannot fuse.
+Status HandleNot(NodeContext& ctx) {
+  return TrackUnary(ctx, [](const sym::Expr& e) -> std::optional<sym::Expr> {
+    if (!e.IsNumber()) return std::nullopt;
+    return sym::Expr(e.AsNumber().IsZero() ? 1 : 0);
+  });
+}
 
 Status HandleWhere(NodeContext& ctx) {
   const TrackedValue* c = ctx.InputValue(0);
@@ -152,6 +168,12 @@ Status HandleCast(NodeContext& ctx) {
       else return Status::OK();
     }
     out.is_float = false;
+  } else if (to == onnx::TensorProto::BOOL) {  // literal values only: nonzero -> 1
+    for (auto& v : out.values) {
+      if (!v.IsNumber()) return Status::OK();
+      v = sym::Expr(v.AsNumber().IsZero() ? 0 : 1);
+    }
+    out.is_float = false;
   } else if (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE || to == onnx::TensorProto::FLOAT16) {
     out.is_float = true;
   } else if (!IsIntegerType(to)) {
@@ -187,6 +209,7 @@ void RegisterElementwiseHandlers(HandlerTable& t) {
   t.Add("", "Neg", HandleNeg);
   t.Add("", "Floor", HandleFloor);
   t.Add("", "Ceil", HandleCeil);
+  t.Add("", "Not", HandleNot);
   t.Add("", "Where", HandleWhere);
   t.Add("", "Cast", HandleCast);
   t.Add("", "Identity", HandleIdentity);

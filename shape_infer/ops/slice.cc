@@ -2,7 +2,7 @@
 //   e = norm(end), clamped to the dim (Min(e, dim) when undecidable);
 //   s = norm(start), clamped to dim - 1 for a negative step;
 //   out = Max(0, floor((e - s + t -/+ 1) / t)).
-// Value tracking: Python slicing of a tracked 1-D list on axis 0.
+// Value tracking: Python slicing of a tracked tensor of any rank with literal starts/ends/steps.
 #include <onnx/onnx_pb.h>
 
 #include "shape_infer/ops/op_util.h"
@@ -79,17 +79,46 @@ std::vector<int64_t> PySliceIndices(int64_t len, int64_t start, int64_t end, int
   return idx;
 }
 
+// Tracks the value of a slice of a tracked tensor of any rank (the S3 fix of "1-D list data, axes
+// == [0]"): every sliced axis needs literal start/end/step; each axis keeps the indices Python's
+// slice.indices() selects, and the output is their row-major cartesian product. Needed e.g. by
+// PyTorch's exported F.pad, whose pads are Reshape([-1, 2]) -> Slice(step -1) -> Transpose.
 void TrackSliceValue(NodeContext& ctx, const std::vector<int64_t>& axes, const std::vector<Expr>& starts,
                      const std::vector<Expr>& ends, const std::vector<Expr>& steps) {
   const TrackedValue* v = ctx.InputValue(0);
-  if (!v || v->dims.size() != 1 || axes.size() != 1 || axes[0] != 0 || starts.size() != 1) return;
-  auto s = starts[0].AsInt(), e = ends[0].AsInt(), t = steps[0].AsInt();
-  if (!s || !e || !t || *t == 0) return;
+  if (!v || v->dims.empty()) return;
+  int64_t count = 1;
+  for (int64_t d : v->dims) count *= d;
+  if (count != static_cast<int64_t>(v->values.size())) return;
+  const size_t rank = v->dims.size();
+  std::vector<std::vector<int64_t>> kept(rank);
+  for (size_t a = 0; a < rank; ++a)
+    for (int64_t i = 0; i < v->dims[a]; ++i) kept[a].push_back(i);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    auto s = starts[k].AsInt(), e = ends[k].AsInt(), t = steps[k].AsInt();
+    if (!s || !e || !t || *t == 0 || axes[k] < 0 || static_cast<size_t>(axes[k]) >= rank) return;
+    const size_t axis = static_cast<size_t>(axes[k]);
+    kept[axis] = PySliceIndices(v->dims[axis], *s, *e, *t);
+  }
   TrackedValue out;
   out.is_float = v->is_float;
-  for (int64_t i : PySliceIndices(static_cast<int64_t>(v->values.size()), *s, *e, *t))
-    out.values.push_back(v->values[static_cast<size_t>(i)]);
-  out.dims = {static_cast<int64_t>(out.values.size())};
+  for (const auto& idx : kept) out.dims.push_back(static_cast<int64_t>(idx.size()));
+  for (const auto& idx : kept)
+    if (idx.empty()) {
+      ctx.SetOutputValue(0, std::move(out));
+      return;
+    }
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t a = rank; a-- > 1;) strides[a - 1] = strides[a] * v->dims[a];
+  std::vector<size_t> pos(rank, 0);  // odometer over the kept indices
+  while (true) {
+    int64_t src = 0;
+    for (size_t a = 0; a < rank; ++a) src += kept[a][pos[a]] * strides[a];
+    out.values.push_back(v->values[static_cast<size_t>(src)]);
+    size_t a = rank;
+    while (a-- > 0 && ++pos[a] == kept[a].size()) pos[a] = 0;
+    if (a == SIZE_MAX) break;
+  }
   ctx.SetOutputValue(0, std::move(out));
 }
 
