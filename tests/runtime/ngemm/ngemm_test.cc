@@ -200,6 +200,23 @@ TEST_P(NgemmPathTest, PerRowAndPerColumnZeroPoints) {
     }
 }
 
+TEST_P(NgemmPathTest, SixRowAssemblyBlocksUnderEveryTileAndPermutation) {
+  // The AVX2 fast mode runs 6 x 16 assembly blocks (kernel_avx2.cc): whole blocks, bottom rows,
+  // K tiles that accumulate into C, tiles starting mid-block (tn = 8, 24) and both loop orders.
+  uint32_t seed = 600;
+  for (int64_t M : {6, 13, 100})
+    for (NgemmPermute perm : {NgemmPermute::kNone, NgemmPermute::kInner, NgemmPermute::kOuter, NgemmPermute::kAll})
+      for (int tm : {0, 6, 7, 64})
+        for (int tn : {0, 8, 24, 40})
+          for (int tk : {0, 4, 8, 32}) {
+            Case c{M, 68, 72};
+            c.a_hi = 127;
+            c.a_within_7bit = true;
+            c.tiles = {tm, tn, tk, perm};
+            EXPECT_EQ(RunCase(c, seed++), NgemmMode::kU8S8Fast);
+          }
+}
+
 TEST_P(NgemmPathTest, EveryTileAndPermutation) {
   uint32_t seed = 500;
   for (NgemmPermute perm : {NgemmPermute::kNone, NgemmPermute::kInner, NgemmPermute::kOuter, NgemmPermute::kAll})

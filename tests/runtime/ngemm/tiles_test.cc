@@ -78,10 +78,14 @@ TEST(NgemmTilesTest, GuardsFromR2) {
   EXPECT_EQ(r.n, 64);
   EXPECT_EQ(r.k, 4);
   EXPECT_TRUE(r.rows_outer);
-  r = ResolveTiles({}, 100, 1024, 36);  // defaults: 64 rows, 256 columns, whole K
-  EXPECT_EQ(r.m, 64);
+  r = ResolveTiles({}, 100, 1024, 36);  // defaults: A rows within 256 KB (all 100 here), 256 columns, whole K
+  EXPECT_EQ(r.m, 100);
   EXPECT_EQ(r.n, 256);
   EXPECT_EQ(r.k, 36);
+  r = ResolveTiles({}, 1000, 1024, 1024);  // 256 KB / 1024 = 256 rows, rounded down to a multiple of 6
+  EXPECT_EQ(r.m, 252);
+  r = ResolveTiles({}, 1000, 1024, 1 << 20);  // a huge K still gets one 6-row micro-block
+  EXPECT_EQ(r.m, 6);
 }
 
 }  // namespace
