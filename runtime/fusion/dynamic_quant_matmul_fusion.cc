@@ -11,17 +11,34 @@
 //   delta = ReduceMax(Abs(X))  inv = Reciprocal(delta)  norm = Mul(X, inv)  scale = Mul(delta, 1/R)
 //   Q = Cast<i16>(Clip(Floor(Add(Mul(norm, R), 0.5)), -4096, 4095))
 //   Y = Mul(Mul(step, scale), Cast<f32>(MatMulInteger16(Q, Wq)))
+// Optionally followed by (either operand order; float addition commutes exactly):
+//   Z = Add(Y, B)  or  Z = Add(B, Y)
 // After:
-//   Y = com.nuphar.internal.DynQuantMatMul(X, Wq, step, base, rowsum)   attributes: scheme and the constants
+//   Y = com.nuphar.internal.DynQuantMatMul(X, Wq, step, base, rowsum)      attributes: scheme and the constants
+//   Z = com.nuphar.internal.DynQuantMatMul(X, Wq, step, base, rowsum, B)   when the Add is absorbed
+//   (symm16 leaves base and rowsum empty). The kernel adds B after the dequantization, one more
+//   float32 rounding exactly like the Add node, so Z stays bit-identical to the unfused graph.
 // Refused (left unfused): any operand of Mul/Add in another order than a commutative swap, a
 //   reduction over another axis than -1 or keepdims=0, a non-constant Wq/step/base/rowsum or
 //   scalar, a Cast to another type, MatMulInteger with zero-point inputs.
+// Refused Adds (the pattern is fused, the Add stays a node), because the kernel only adds B
+// as a row broadcast or element for element and the output shape must stay Y's:
+//   - Y has another consumer (also inside a subgraph), is a graph output, or is both operands;
+//   - the Add already went to another pattern (Add(Y1, Y2) of two patterns: the first takes it);
+//   - Wq is not 2-D (N unknown);
+//   - a constant B that is not float of shape [N] or [1, ..., 1, N] (e.g. [M, 1], [M, N]);
+//   - a computed B whose declared shape (graph input, value_info or output of this graph) is
+//     missing, not float, or neither [1, ..., 1, N] nor of Y's rank with the same leading dims
+//     as X or Y (equal dim_value, or equal non-empty dim_param), e.g. [M, 1] or a B from an
+//     enclosing graph. The kernel re-checks the actual shapes at run time and reports a model
+//     whose declared shapes were wrong.
 // Intermediate nodes are not removed here: a prologue shared by several MatMulIntegers keeps
 // feeding the others, and nodes left without consumers are dropped by dead-code elimination.
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
 #include <onnx/onnx_pb.h>
 
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -292,6 +309,124 @@ class Matcher {
   std::unordered_map<std::string, const onnx::NodeProto*> producer_;
 };
 
+// Decides whether a fused pattern may take over the Add that follows its output Y (see the
+// Refused Adds list at the top of this file).
+class AddAbsorber {
+ public:
+  AddAbsorber(const onnx::GraphProto& g, const ConstantLookup& lookup) : graph_(g), lookup_(lookup) {
+    for (const auto& o : g.output()) ++uses_[o.name()];
+    CountUses(g, /*top=*/true);
+    for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
+      for (const auto& v : *list)
+        if (v.type().has_tensor_type()) declared_.emplace(v.name(), &v.type().tensor_type());
+  }
+
+  struct Decision {
+    int add_index = -1;  ///< the Add to absorb, or -1
+    bool refused = false;  ///< an Add reads Y but cannot be absorbed (`reason` says why)
+    std::string b, reason;
+  };
+
+  // Whether the Add that reads `y` can be absorbed. `x` is the pattern's float input, `n` the
+  // columns of Wq (-1 if Wq is not 2-D).
+  Decision Find(const std::string& y, const std::string& x, int64_t n) const {
+    Decision d;
+    const onnx::NodeProto* add = nullptr;
+    for (int i = 0; i < graph_.node_size() && !add; ++i)
+      for (const auto& in : graph_.node(i).input())
+        if (in == y && graph_.node(i).op_type() == "Add" && graph_.node(i).domain().empty()) {
+          add = &graph_.node(i);
+          d.add_index = i;
+        }
+    if (!add) return d;  // no Add follows: nothing to absorb, nothing refused
+    d.b = add->input_size() != 2 ? "" : add->input(0) == y ? add->input(1) : add->input(0);
+    const std::string reason = Check(*add, y, x, n, d.b);
+    if (!reason.empty()) {
+      d.add_index = -1;
+      d.refused = true;
+      d.reason = reason;
+    }
+    return d;
+  }
+
+  // "" when Add(Y, b) can be absorbed, else why not.
+  std::string Check(const onnx::NodeProto& add, const std::string& y, const std::string& x, int64_t n,
+                    const std::string& b) const {
+    if (add.input_size() != 2 || add.output_size() != 1) return "the Add does not have 2 inputs and 1 output";
+    auto it = uses_.find(y);
+    if (it == uses_.end() || it->second != 1) return "Y has another consumer or is a graph output";
+    if (b == y || b.empty()) return "the Add has no other operand";
+    if (n <= 0) return "Wq is not 2-D";
+    const std::string row_shape = "[" + std::to_string(n) + "] or [1, ..., 1, " + std::to_string(n) + "]";
+    if (const Tensor* t = lookup_(b)) {
+      if (t->dtype() != DType::kFloat || !IsRowShape(t->shape(), n))
+        return "constant operand '" + b + "' " + ShapeToString(t->shape()) + " is not float " + row_shape;
+      return "";
+    }
+    const onnx::TypeProto_Tensor* tb = Declared(b);
+    if (!tb || tb->elem_type() != onnx::TensorProto::FLOAT)
+      return "operand '" + b + "' has no declared float shape in this graph";
+    const auto& dims = tb->shape().dim();
+    if (dims.empty() || !dims.rbegin()->has_dim_value() || dims.rbegin()->dim_value() != n)
+      return "operand '" + b + "' does not end in " + std::to_string(n) + " columns";
+    bool row = true;
+    for (int i = 0; i + 1 < dims.size(); ++i) row &= dims.Get(i).has_dim_value() && dims.Get(i).dim_value() == 1;
+    if (row || SameLeadingDims(*tb, Declared(x)) || SameLeadingDims(*tb, Declared(y))) return "";
+    return "operand '" + b + "' is neither " + row_shape +
+           " nor provably of Y's shape (a broadcast the kernel cannot do)";
+  }
+
+  // [N] or [1, ..., 1, N]: added to every row (the kernel's ld_add = 0).
+  static bool IsRowShape(const std::vector<int64_t>& shape, int64_t n) {
+    if (shape.empty() || shape.back() != n) return false;
+    for (size_t i = 0; i + 1 < shape.size(); ++i)
+      if (shape[i] != 1) return false;
+    return true;
+  }
+
+ private:
+  const onnx::TypeProto_Tensor* Declared(const std::string& name) const {
+    auto it = declared_.find(name);
+    return it == declared_.end() || !it->second->has_shape() ? nullptr : it->second;
+  }
+
+  // Same rank and every dim but the last provably equal: then B and Y have one shape (Y's last
+  // dim is N by construction, B's was checked by the caller).
+  static bool SameLeadingDims(const onnx::TypeProto_Tensor& b, const onnx::TypeProto_Tensor* other) {
+    if (!other || other->shape().dim_size() != b.shape().dim_size()) return false;
+    for (int i = 0; i + 1 < b.shape().dim_size(); ++i) {
+      const auto& p = b.shape().dim(i);
+      const auto& q = other->shape().dim(i);
+      const bool same_value = p.has_dim_value() && q.has_dim_value() && p.dim_value() == q.dim_value();
+      const bool same_param = p.has_dim_param() && q.has_dim_param() && !p.dim_param().empty() &&
+                              p.dim_param() == q.dim_param();
+      if (!same_value && !same_param) return false;
+    }
+    return true;
+  }
+
+  // Every read of a name: node inputs here and anywhere inside subgraphs (an outer-scope
+  // reference from a body counts; a body value that merely shares the name over-counts, which
+  // only refuses an Add).
+  void CountUses(const onnx::GraphProto& g, bool top) {
+    for (const auto& node : g.node()) {
+      for (const auto& in : node.input())
+        if (!in.empty()) ++uses_[in];
+      for (const auto& a : node.attribute()) {
+        if (a.has_g()) CountUses(a.g(), false);
+        for (const auto& sg : a.graphs()) CountUses(sg, false);
+      }
+    }
+    if (!top)
+      for (const auto& o : g.output()) ++uses_[o.name()];
+  }
+
+  const onnx::GraphProto& graph_;
+  const ConstantLookup& lookup_;
+  std::unordered_map<std::string, int> uses_;
+  std::unordered_map<std::string, const onnx::TypeProto_Tensor*> declared_;
+};
+
 // Drops nodes whose outputs nobody reads (graph outputs and subgraph references count as reads).
 void RemoveDeadNodes(onnx::GraphProto* graph) {
   std::unordered_set<std::string> used;
@@ -326,24 +461,47 @@ void RemoveDeadNodes(onnx::GraphProto* graph) {
 
 }  // namespace
 
-int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup) {
+int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup, DynQuantFusionReport* report) {
   std::vector<std::pair<int, onnx::NodeProto>> replacements;
+  std::set<int> absorbed_adds;
   {
     Matcher m(*graph, lookup);
+    AddAbsorber absorber(*graph, lookup);
     for (int i = 0; i < graph->node_size(); ++i) {
       const auto& n = graph->node(i);
       onnx::NodeProto fused;
       fused.set_op_type(kDynQuantMatMulOp);
       fused.set_domain(kFusedDomain);
       fused.set_name(n.name() + "_fused_dq_matmul");
-      fused.add_output(n.output(0));
       const bool match = (n.op_type() == "Sum" && n.domain().empty() && m.MatchAsymm8(n, &fused)) ||
                          (n.op_type() == "Mul" && n.domain().empty() && m.MatchSymm16(n, &fused));
-      if (match) replacements.emplace_back(i, std::move(fused));
+      if (!match) continue;
+      const std::string& y = n.output(0);
+      const Tensor* wq = lookup(fused.input(1));
+      const int64_t cols = wq && wq->rank() == 2 ? wq->dim(1) : -1;
+      AddAbsorber::Decision add = absorber.Find(y, fused.input(0), cols);
+      if (add.add_index >= 0 && absorbed_adds.count(add.add_index)) {
+        add = {.add_index = -1, .refused = true, .reason = "the Add was absorbed by the pattern of its other operand"};
+      }
+      if (add.add_index >= 0) {
+        absorbed_adds.insert(add.add_index);
+        while (fused.input_size() < 5) fused.add_input("");  // symm16 has no base/rowsum
+        fused.add_input(add.b);
+        fused.add_output(graph->node(add.add_index).output(0));
+      } else {
+        fused.add_output(y);
+        if (add.refused && report) report->refused_adds.push_back(n.name() + ": " + add.reason);
+      }
+      replacements.emplace_back(i, std::move(fused));
     }
+  }
+  if (report) {
+    report->patterns += static_cast<int>(replacements.size());
+    report->absorbed_adds += static_cast<int>(absorbed_adds.size());
   }
   if (replacements.empty()) return 0;
   for (auto& [index, fused] : replacements) *graph->mutable_node(index) = std::move(fused);
+  for (auto it = absorbed_adds.rbegin(); it != absorbed_adds.rend(); ++it) graph->mutable_node()->DeleteSubrange(*it, 1);
   RemoveDeadNodes(graph);
   return static_cast<int>(replacements.size());
 }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/core/tensor.h"
 
@@ -20,8 +21,17 @@ inline constexpr const char* kDynQuantMatMulOp = "DynQuantMatMul";
 /// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
 using ConstantLookup = std::function<const Tensor*(const std::string& name)>;
 
+/// What one or more FuseDynamicQuantMatMul calls did (counts accumulate over calls).
+struct DynQuantFusionReport {
+  int patterns = 0;       ///< fused nodes emitted (the return value, summed)
+  int absorbed_adds = 0;  ///< following Adds taken into a fused node (its 6th input)
+  /// One line per Add that read a pattern's output but stayed a node: "<Sum/Mul node>: <reason>".
+  std::vector<std::string> refused_adds;
+};
+
 /// Rewrites every match in `graph` (this level only; bodies are rewritten when compiled).
-/// Returns the number of patterns fused.
-int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup);
+/// Returns the number of patterns fused; an absorbed Add is part of its pattern, not another one.
+int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup,
+                           DynQuantFusionReport* report = nullptr);
 
 }  // namespace nuphar

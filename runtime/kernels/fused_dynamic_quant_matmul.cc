@@ -1,10 +1,13 @@
 // Kernel of the fused dynamic-quantized MatMul node (runtime/fusion/dynamic_quant_matmul_fusion.h):
-// packs the constant weights once at load time and runs ngemm::DynQuantMatMul per call.
+// packs the constant weights once at load time and runs ngemm::DynQuantMatMul per call, with the
+// absorbed following Add (optional input 5) as its epilogue.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/ngemm/dynamic_quant_matmul.h"
+#include "runtime/kernels/quant_ngemm_tiles.h"
 
 namespace nuphar {
 namespace {
@@ -19,16 +22,25 @@ Expected<std::vector<float>> ColumnVector(const NodeInfo& node, size_t input, in
   return std::vector<float>(t->data<float>(), t->data<float>() + n);
 }
 
-// The session's nuphar_igemm_* settings (already merged with the environment by Settings).
-Status ReadTiles(const NodeInfo& node, ngemm::NgemmTiles* tiles) {
-  std::string error;
-  const std::pair<const char*, int*> keys[] = {
-      {"nuphar_igemm_tile_m", &tiles->m}, {"nuphar_igemm_tile_n", &tiles->n}, {"nuphar_igemm_tile_k", &tiles->k}};
-  for (const auto& [key, field] : keys)
-    if (!ngemm::ParseTileValue(node.setting(key), field, &error)) return node.Error(std::string(key) + ": " + error);
-  if (!ngemm::ParsePermute(node.setting("nuphar_igemm_permute"), &tiles->permute, &error))
-    return node.Error("nuphar_igemm_permute: " + error);
-  return Status::OK();
+// Row stride of the Add operand for ngemm::DynQuantMatMul (0: one row of N added to every row
+// of Y; N: one value per element of Y), widening *y_shape to the broadcast result's rank when the
+// operand has leading 1s. The fusion only absorbs Adds whose operand it proved to be one of
+// these; a model whose declared shapes were wrong gets an error instead of a wrong result.
+Expected<int64_t> AddOperandStride(const std::vector<int64_t>& add_shape, int64_t n, std::vector<int64_t>* y_shape) {
+  const size_t ra = add_shape.size(), ry = y_shape->size();
+  bool row = ra > 0 && add_shape.back() == n, same = row;
+  for (size_t i = 1; i < std::max(ra, ry); ++i) {  // i-th dim from the right, the last excluded
+    const int64_t a = i < ra ? add_shape[ra - 1 - i] : 1;
+    const int64_t y = i < ry ? (*y_shape)[ry - 1 - i] : 1;
+    row &= a == 1;
+    same &= a == y;
+  }
+  if (!row && !same)
+    return Diag::Msg("the absorbed Add's operand " + ShapeToString(add_shape) + " is neither one row of " +
+                     std::to_string(n) + " nor the MatMul result's shape " + ShapeToString(*y_shape) +
+                     " (the model's declared shapes are wrong)");
+  if (ra > ry) y_shape->insert(y_shape->begin(), ra - ry, 1);
+  return row ? 0 : n;
 }
 
 class DynQuantMatMulKernel final : public OpKernel {
@@ -79,7 +91,18 @@ class DynQuantMatMulKernel final : public OpKernel {
     c.k_as_float = node.GetFloat("k_as_float", static_cast<float>(k->k_));
     c.guard_zero_delta = node.GetInt("guard_zero_delta", 0) != 0;
     c.guard_value = node.GetFloat("guard_value", c.guard_value);
-    NUPHAR_RETURN_IF_ERROR(ReadTiles(node, &k->tiles_));
+    NUPHAR_ASSIGN_OR_RETURN(k->tiles_, ReadNgemmTiles(node));
+    if (node.has_input(5)) {
+      k->has_add_ = true;
+      if (const Tensor* add = node.constant_input(5)) {  // the fusion proved it; a hand-written node may not
+        if (add->dtype() != DType::kFloat) return node.Error("the absorbed Add's operand must be float");
+        const auto& shape = add->shape();
+        if (shape.empty() || shape.back() != k->n_ ||
+            std::any_of(shape.begin(), shape.end() - 1, [](int64_t d) { return d != 1; }))
+          return node.Error("the absorbed Add's constant operand " + ShapeToString(add->shape()) + " is not one row of " +
+                            std::to_string(k->n_));
+      }
+    }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
@@ -91,10 +114,18 @@ class DynQuantMatMulKernel final : public OpKernel {
     std::vector<int64_t> out_shape = x->shape();
     out_shape.back() = n_;
     const int64_t m = k_ == 0 ? 0 : x->size() / k_;
+    const float* add = nullptr;
+    int64_t ld_add = 0;
+    if (has_add_) {
+      const Tensor* b = ctx.input(5);
+      if (!b || b->dtype() != DType::kFloat) return Diag::Msg("the absorbed Add's operand must be a float tensor");
+      add = b->data<float>();
+      NUPHAR_ASSIGN_OR_RETURN(ld_add, AddOperandStride(b->shape(), n_, &out_shape));
+    }
     Tensor* y = ctx.Output(0, DType::kFloat, out_shape);
     void* scratch = ctx.Scratch(ngemm::DynQuantMatMulScratchBytes(scheme_, m, k_, n_));
     if (!ngemm::DynQuantMatMul(scheme_, x->data<float>(), m, k_, k_, weights_, constants_, scratch,
-                               y->data<float>(), n_, nullptr, 0, tiles_))
+                               y->data<float>(), n_, add, ld_add, tiles_))
       return Diag::Msg("the fused kernel rejected its arguments");
     return Status::OK();
   }
@@ -109,6 +140,7 @@ class DynQuantMatMulKernel final : public OpKernel {
   ngemm::DynQuantWeights weights_;
   ngemm::DynQuantConstants constants_;
   ngemm::NgemmTiles tiles_;
+  bool has_add_ = false;  ///< input 5: the absorbed following Add's operand
 };
 
 }  // namespace
