@@ -1,6 +1,8 @@
 // MatMulInteger (u8/s8 operands in any combination; zero points per tensor, per row of A, per
-// column of B, or per batch row/column; constant B runs on the NGEMM int8 kernels), com.microsoft MatMulInteger16 (s16/u16 -> int32) and
-// QLinearMatMul (requantized uint8/int8 output). All use numpy.matmul batch broadcasting.
+// column of B, or per batch row/column; constant B runs on the NGEMM int8 kernels),
+// com.microsoft MatMulInteger16 (s16/u16 -> int32; constant int16 B with int16 A runs on NGEMM's
+// s16 x s16 kernel) and QLinearMatMul (requantized uint8/int8 output). All use numpy.matmul
+// batch broadcasting. The NGEMM paths take the session's nuphar_igemm_* tiles.
 #include <cmath>
 #include <string>
 
@@ -10,6 +12,7 @@
 #include "runtime/kernels/nn_scratch.h"
 #include "runtime/kernels/quant_igemm.h"
 #include "runtime/kernels/quant_kernels.h"
+#include "runtime/kernels/quant_ngemm_tiles.h"
 #include "runtime/kernels/quant_util.h"
 
 namespace nuphar {
@@ -81,14 +84,27 @@ Status DispatchInt8Pair(DType a, DType b, F&& body) {
   return b_u8 ? body.template operator()<int8_t, uint8_t>() : body.template operator()<int8_t, int8_t>();
 }
 
-// Constant 2-D u8/s8 weights with a constant per-tensor or per-column zero point are packed once
-// at load time for the NGEMM kernels (runtime/kernels/ngemm/ngemm.h); everything else (computed
-// B, batched B, batched zero points) takes the plain integer kernel.
+// Constant 2-D u8/s8 (MatMulInteger) or int16 (MatMulInteger16) weights, with a constant
+// per-tensor or per-column zero point for MatMulInteger, are packed once at load time for the
+// NGEMM kernels (runtime/kernels/ngemm/ngemm.h); everything else (computed B, batched B,
+// batched zero points, uint16 operands) takes the plain integer kernel.
 struct PackedMatMulWeights {
   Tensor buffer;  ///< 64-byte-aligned storage of the packed panels (owned here)
   ngemm::PackedInt8Weights weights;
   std::vector<int32_t> b_zero_point;  ///< empty, one value, or one per column
+  ngemm::NgemmTiles tiles;            ///< the session's blocking settings
 };
+
+// Packs the constant 2-D B of type T into `packed` (its zero point already read); false when
+// NGEMM does not take this shape.
+template <class T>
+bool PackInto(const Tensor& b, ngemm::WeightType type, PackedMatMulWeights* packed) {
+  const int64_t K = b.dim(0), N = b.dim(1);
+  const size_t bytes = ngemm::PackedInt8Weights::RequiredBytes(K, N, type);
+  if (bytes == 0) return false;
+  packed->buffer = Tensor(DType::kUint8, {static_cast<int64_t>(bytes)});
+  return ngemm::PackedInt8Weights::Pack(b.data<T>(), K, N, N, packed->buffer.raw(), &packed->weights);
+}
 
 class MatMulIntegerKernel final : public OpKernel {
  public:
@@ -111,6 +127,7 @@ class MatMulIntegerKernel final : public OpKernel {
       params.a_zero_point_per_row = za.per_line;
       params.b_zero_point = packed_->b_zero_point.empty() ? nullptr : packed_->b_zero_point.data();
       params.b_zero_point_per_column = packed_->b_zero_point.size() > 1;
+      params.tiles = packed_->tiles;
       ngemm::NgemmU8S8(static_cast<const uint8_t*>(a->raw()), s.batch_count * s.M, s.K, s.K, packed_->weights, y, s.N,
                        params);
       return Status::OK();
@@ -127,11 +144,12 @@ class MatMulIntegerKernel final : public OpKernel {
 };
 
 // Packs B for NGEMM when it and its zero point are constants of a supported form, else null.
-std::unique_ptr<PackedMatMulWeights> PackConstantWeights(const NodeInfo& node) {
+std::unique_ptr<PackedMatMulWeights> PackConstantWeights(const NodeInfo& node, const ngemm::NgemmTiles& tiles) {
   const Tensor* b = node.constant_input(1);
   if (!b || b->rank() != 2 || (b->dtype() != DType::kUint8 && b->dtype() != DType::kInt8)) return nullptr;
-  const int64_t K = b->dim(0), N = b->dim(1);
+  const int64_t N = b->dim(1);
   auto packed = std::make_unique<PackedMatMulWeights>();
+  packed->tiles = tiles;
   if (node.has_input(3)) {
     const Tensor* zb = node.constant_input(3);
     if (!zb || zb->dtype() != b->dtype()) return nullptr;
@@ -140,13 +158,8 @@ std::unique_ptr<PackedMatMulWeights> PackConstantWeights(const NodeInfo& node) {
     for (int64_t i = 0; i < zb->size(); ++i)
       packed->b_zero_point.push_back(zb->dtype() == DType::kUint8 ? zb->data<uint8_t>()[i] : zb->data<int8_t>()[i]);
   }
-  const auto type = b->dtype() == DType::kUint8 ? ngemm::WeightType::kUint8 : ngemm::WeightType::kInt8;
-  const size_t bytes = ngemm::PackedInt8Weights::RequiredBytes(K, N, type);
-  if (bytes == 0) return nullptr;
-  packed->buffer = Tensor(DType::kUint8, {static_cast<int64_t>(bytes)});
-  const bool ok = b->dtype() == DType::kUint8
-                      ? ngemm::PackedInt8Weights::Pack(b->data<uint8_t>(), K, N, N, packed->buffer.raw(), &packed->weights)
-                      : ngemm::PackedInt8Weights::Pack(b->data<int8_t>(), K, N, N, packed->buffer.raw(), &packed->weights);
+  const bool ok = b->dtype() == DType::kUint8 ? PackInto<uint8_t>(*b, ngemm::WeightType::kUint8, packed.get())
+                                              : PackInto<int8_t>(*b, ngemm::WeightType::kInt8, packed.get());
   return ok ? std::move(packed) : nullptr;
 }
 
@@ -154,18 +167,30 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMulInteger(const NodeInfo& node) {
   for (size_t i = 0; i < 4; ++i)
     if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kUint8, DType::kInt8))
       return node.Error(std::string("MatMulInteger on ") + DTypeName(node.input_type(i)) + " is not supported");
-  return MakeKernel<MatMulIntegerKernel>(PackConstantWeights(node));
+  NUPHAR_ASSIGN_OR_RETURN(const ngemm::NgemmTiles tiles, ReadNgemmTiles(node));
+  return MakeKernel<MatMulIntegerKernel>(PackConstantWeights(node, tiles));
 }
 
 // com.microsoft MatMulInteger16: int16/uint16 operands, int32 result, no zero points.
+// NGEMM multiplies s16 x s16 only (vpmaddwd), so the packed path needs int16 A and a constant
+// 2-D int16 B. It is exact modulo 2^32 like the plain loop: vpmaddwd's one overflowing pair
+// (-32768 * -32768 * 2 = 2^31) yields 0x80000000, which is 2^31 modulo 2^32. uint16 operands
+// (up to 65535, outside s16) take the plain loop.
 class MatMulInteger16Kernel final : public OpKernel {
  public:
+  explicit MatMulInteger16Kernel(std::unique_ptr<PackedMatMulWeights> packed) : packed_(std::move(packed)) {}
+
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
     if (!a || !b) return Diag::Msg("MatMulInteger16 needs A and B");
     NUPHAR_ASSIGN_OR_RETURN(const MatMulShape s, MatMulShape::Compute(a->shape(), b->shape()));
     int32_t* y = ctx.Output(0, DType::kInt32, s.output_shape())->data<int32_t>();
+    // With a 2-D B, A's batches are contiguous rows: one [batch*M, K] product.
+    if (packed_ && a->dtype() == DType::kInt16 && s.b_shared_and_a_contiguous()) {
+      ngemm::NgemmS16S16(a->data<int16_t>(), s.batch_count * s.M, s.K, s.K, packed_->weights, y, s.N, packed_->tiles);
+      return Status::OK();
+    }
     auto run = [&]<class TA, class TB>() {
       BatchedIntegerGemm<TA, TB>(s, a->data<TA>(), b->data<TB>(), {}, {}, y);
       return Status::OK();
@@ -176,13 +201,26 @@ class MatMulInteger16Kernel final : public OpKernel {
     if (a16) return b16 ? run.template operator()<int16_t, int16_t>() : run.template operator()<int16_t, uint16_t>();
     return b16 ? run.template operator()<uint16_t, int16_t>() : run.template operator()<uint16_t, uint16_t>();
   }
+
+ private:
+  std::unique_ptr<PackedMatMulWeights> packed_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateMatMulInteger16(const NodeInfo& node) {
   for (size_t i = 0; i < 2; ++i)
     if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kInt16, DType::kUint16))
       return node.Error(std::string("MatMulInteger16 on ") + DTypeName(node.input_type(i)) + " is not supported");
-  return MakeKernel<MatMulInteger16Kernel>();
+  NUPHAR_ASSIGN_OR_RETURN(const ngemm::NgemmTiles tiles, ReadNgemmTiles(node));
+  std::unique_ptr<PackedMatMulWeights> packed;
+  const Tensor* b = node.constant_input(1);
+  // A uint16 A never runs on NGEMM, but its type is known only when declared: pack for any A
+  // that may be int16, and let Compute choose per call.
+  if (b && b->rank() == 2 && b->dtype() == DType::kInt16 && node.input_type(0) != DType::kUint16) {
+    packed = std::make_unique<PackedMatMulWeights>();
+    packed->tiles = tiles;
+    if (!PackInto<int16_t>(*b, ngemm::WeightType::kInt16, packed.get())) packed.reset();
+  }
+  return MakeKernel<MatMulInteger16Kernel>(std::move(packed));
 }
 
 // QLinearMatMul: y = saturate(round(((a - za)(b - zb)) * a_scale * b_scale / y_scale) + y_zp).

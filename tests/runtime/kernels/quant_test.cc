@@ -1,10 +1,13 @@
 // quant kernels against plain references: MatMulInteger for every u8/s8 combination with
-// per-tensor, per-row and per-column zero points, MatMulInteger16, QuantizeLinear rounding and
+// per-tensor, per-row and per-column zero points, MatMulInteger16 (plain and NGEMM paths, the
+// nuphar_igemm_* tile settings of both), QuantizeLinear rounding and
 // saturation, per-axis DequantizeLinear, DynamicQuantizeLinear of an all-zero input, ConvInteger.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "runtime/kernels/ngemm/ngemm.h"
 #include "tests/runtime/kernels/single_node_model.h"
 
 namespace nuphar {
@@ -102,6 +105,102 @@ TEST(MatMulInteger16Test, Int16TimesInt16ToInt32) {
   EXPECT_EQ(Values<int32_t>((*out)[0]),
             (std::vector<int32_t>{static_cast<int32_t>(int64_t{32768} * 32768 + 2 * 32767),
                                   -32768 + 32767 * 32767}));
+}
+
+// MatMulInteger16 with a constant int16 B runs on NGEMM's s16 x s16 kernel (packed at load);
+// uint16 A or a computed B take the plain loop. Every path must equal the int64 sum wrapped to
+// int32, on NGEMM's portable and CPUID-chosen paths alike.
+struct Int16Case {
+  int64_t batch, M, K, N;
+  enum Fill { kRandom, kAllMin, kMinMaxMix } fill;
+};
+
+template <class TA>
+void CheckMatMulInteger16(const Int16Case& c, bool constant_b) {
+  const int64_t rows = c.batch * c.M;
+  std::vector<TA> a = RandomInts<TA>(static_cast<size_t>(rows * c.K), 21);
+  std::vector<int16_t> b = RandomInts<int16_t>(static_cast<size_t>(c.K * c.N), 22);
+  if (c.fill == Int16Case::kAllMin) {
+    // vpmaddwd's one overflowing pair: (-32768 * -32768) * 2 = 2^31, and K * 2^30 wraps again.
+    std::fill(a.begin(), a.end(), std::numeric_limits<TA>::lowest());
+    std::fill(b.begin(), b.end(), int16_t{-32768});
+  } else if (c.fill == Int16Case::kMinMaxMix) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = i % 3 == 0 ? std::numeric_limits<TA>::max() : std::numeric_limits<TA>::lowest();
+    for (size_t i = 0; i < b.size(); ++i) b[i] = i % 2 == 0 ? int16_t{-32768} : int16_t{32767};
+  }
+  const Shape a_shape = c.batch == 1 ? Shape{c.M, c.K} : Shape{c.batch, c.M, c.K};
+  SingleNode node{.op = "MatMulInteger16", .domain = "com.microsoft", .opset = 13,
+                  .inputs = {Tensor::FromVector<TA>(a_shape, a), Tensor::FromVector<int16_t>({c.K, c.N}, b)}};
+  if (constant_b) node.constant_inputs = {1};
+  auto out = RunSingleNode(node);
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(Values<int32_t>((*out)[0]), (NaiveMatMulInteger<TA, int16_t>(a, b, rows, c.K, c.N, {0}, {0})));
+}
+
+TEST(MatMulInteger16Test, ConstantInt16WeightsOnNgemmEqualThePlainLoop) {
+  const Int16Case cases[] = {
+      {1, 1, 1, 1, Int16Case::kRandom},    {1, 1, 7, 5, Int16Case::kRandom},     {1, 3, 33, 17, Int16Case::kRandom},
+      {1, 4, 64, 32, Int16Case::kRandom},  {1, 5, 31, 40, Int16Case::kRandom},   {1, 17, 65, 33, Int16Case::kRandom},
+      {2, 3, 9, 63, Int16Case::kRandom},   {1, 2, 2, 3, Int16Case::kAllMin},     {1, 6, 64, 9, Int16Case::kAllMin},
+      {1, 3, 5, 34, Int16Case::kAllMin},   {1, 7, 129, 31, Int16Case::kMinMaxMix}, {3, 1, 16, 8, Int16Case::kMinMaxMix},
+  };
+  for (ngemm::NgemmPath path : {ngemm::NgemmPath::kRef, ngemm::NgemmPath::kAuto}) {
+    ASSERT_TRUE(ngemm::SetNgemmPathForTesting(path));
+    for (const Int16Case& c : cases)
+      for (bool constant_b : {true, false}) {
+        SCOPED_TRACE(::testing::Message() << ngemm::GetNgemmDispatch().name << " batch " << c.batch << " M " << c.M
+                                          << " K " << c.K << " N " << c.N << " fill " << c.fill << " constant_b "
+                                          << constant_b);
+        CheckMatMulInteger16<int16_t>(c, constant_b);
+        CheckMatMulInteger16<uint16_t>(c, constant_b);  // plain loop: uint16 is outside s16
+      }
+  }
+  ngemm::SetNgemmPathForTesting(ngemm::NgemmPath::kAuto);
+}
+
+// The NGEMM kernels take the session's nuphar_igemm_* settings: a value NGEMM cannot use fails
+// session creation naming the node and the key; a valid non-default blocking changes nothing.
+Expected<std::vector<Tensor>> RunWithSettings(const SingleNode& node, const std::string& settings) {
+  SessionOptions options;
+  options.settings = settings;
+  auto session = Session::CreateFromModel(testing::BuildSingleNodeModel(node), options);
+  if (!session) return session.status();
+  return (*session)->Run({{"in0", node.inputs[0]}});
+}
+
+TEST(NgemmTileSettingsTest, InvalidTileFailsCreationAndValidTilesKeepResults) {
+  const int64_t M = 9, K = 33, N = 40;
+  const auto a8 = RandomInts<uint8_t>(M * K, 31);
+  const auto b8 = RandomInts<int8_t>(K * N, 32);
+  const auto a16 = RandomInts<int16_t>(M * K, 33);
+  const auto b16 = RandomInts<int16_t>(K * N, 34);
+  const SingleNode nodes[] = {
+      {.op = "MatMulInteger", .opset = 10,
+       .inputs = {Tensor::FromVector<uint8_t>({M, K}, a8), Tensor::FromVector<int8_t>({K, N}, b8)},
+       .constant_inputs = {1}},
+      {.op = "MatMulInteger16", .domain = "com.microsoft", .opset = 13,
+       .inputs = {Tensor::FromVector<int16_t>({M, K}, a16), Tensor::FromVector<int16_t>({K, N}, b16)},
+       .constant_inputs = {1}},
+  };
+  const std::vector<int32_t> expected[] = {NaiveMatMulInteger<uint8_t, int8_t>(a8, b8, M, K, N, {0}, {0}),
+                                           NaiveMatMulInteger<int16_t, int16_t>(a16, b16, M, K, N, {0}, {0})};
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(nodes[i].op);
+    for (const char* bad : {"nuphar_igemm_tile_m:0", "nuphar_igemm_tile_n:2000000", "nuphar_igemm_tile_k:0"}) {
+      auto out = RunWithSettings(nodes[i], bad);
+      ASSERT_FALSE(out.ok()) << bad;
+      const std::string key = std::string(bad).substr(0, std::string(bad).find(':'));
+      EXPECT_NE(out.message().find(key), std::string::npos) << out.message();
+      EXPECT_NE(out.message().find("node_under_test"), std::string::npos) << out.message();
+    }
+    for (const char* good : {"", "nuphar_igemm_tile_m:2, nuphar_igemm_tile_n:8, nuphar_igemm_tile_k:4",
+                             "nuphar_igemm_tile_m:3, nuphar_igemm_tile_n:16, nuphar_igemm_permute:all",
+                             "nuphar_igemm_tile_k:8, nuphar_igemm_permute:outer"}) {
+      auto out = RunWithSettings(nodes[i], good);
+      ASSERT_TRUE(out.ok()) << good << ": " << out.message();
+      EXPECT_EQ(Values<int32_t>((*out)[0]), expected[i]) << good;
+    }
+  }
 }
 
 TEST(QuantizeLinearTest, RoundsHalfToEvenAndSaturates) {
