@@ -262,7 +262,7 @@ TEST(ElementwiseTest, ActivationsMatchTheirFormulas) {
   ASSERT_TRUE(sigmoid.ok() && softplus.ok() && hardswish.ok() && selu.ok());
   for (int i = 0; i < 5; ++i) {
     const float v = x.data<float>()[i];
-    EXPECT_EQ((*sigmoid)[0].data<float>()[i], 1.0f / (1.0f + std::exp(-v)));
+    EXPECT_NEAR((*sigmoid)[0].data<float>()[i], 1.0 / (1.0 + std::exp(-static_cast<double>(v))), 3e-7);
     EXPECT_NEAR((*softplus)[0].data<float>()[i], std::log1p(std::exp(static_cast<double>(v))), 1e-5);
     EXPECT_FLOAT_EQ((*hardswish)[0].data<float>()[i], v * std::max(0.0f, std::min(1.0f, v / 6 + 0.5f)));
     const double selu_ref = v > 0 ? 1.0507009873554805 * v : 1.0507009873554805 * 1.6732632423543772 * (std::exp(v) - 1);

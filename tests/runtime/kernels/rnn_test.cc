@@ -70,16 +70,16 @@ namespace {
 // RNN math: both paths against naive loops.
 
 // Forces the activation path and the matching GEMM path (gemm_eigen.h) together.
-void ForcePaths(RnnMathPath path) {
-  SetRnnMathPathForTesting(path);
-  SetGemmPathForTesting(path == RnnMathPath::kRef ? GemmPath::kRef : path == RnnMathPath::kAvx2 ? GemmPath::kAvx2
+void ForcePaths(VectorMathPath path) {
+  SetVectorMathPathForTesting(path);
+  SetGemmPathForTesting(path == VectorMathPath::kRef ? GemmPath::kRef : path == VectorMathPath::kAvx2 ? GemmPath::kAvx2
                                                                                                  : GemmPath::kAuto);
 }
 
-class RnnMathTest : public ::testing::TestWithParam<RnnMathPath> {
+class RnnMathTest : public ::testing::TestWithParam<VectorMathPath> {
  protected:
   void SetUp() override { ForcePaths(GetParam()); }
-  void TearDown() override { ForcePaths(RnnMathPath::kAuto); }
+  void TearDown() override { ForcePaths(VectorMathPath::kAuto); }
 };
 
 TEST_P(RnnMathTest, GemmABtMatchesNaive) {
@@ -132,22 +132,8 @@ TEST_P(RnnMathTest, GemmABtDoubleMatchesNaive) {
   }
 }
 
-TEST_P(RnnMathTest, SigmoidAndTanhAreAccurate) {
-  std::vector<float> x;
-  for (float v = -30; v <= 30; v += 0.0137f) x.push_back(v);
-  for (float v : {-1000.f, -100.f, -88.f, -1e-8f, 0.f, 1e-8f, 88.f, 100.f, 1000.f}) x.push_back(v);
-  x.push_back(1.5f);  // odd count exercises the tail
-  std::vector<float> s = x, t = x;
-  SigmoidInPlace(s.data(), int64_t(s.size()));
-  TanhInPlace(t.data(), int64_t(t.size()));
-  for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_NEAR(s[i], 1.0 / (1.0 + std::exp(-double(x[i]))), 3e-7) << x[i];
-    ASSERT_NEAR(t[i], std::tanh(double(x[i])), 3e-7) << x[i];
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(Paths, RnnMathTest, ::testing::Values(RnnMathPath::kRef, RnnMathPath::kAvx2),
-                         [](const auto& info) { return info.param == RnnMathPath::kRef ? "ref" : "avx2"; });
+INSTANTIATE_TEST_SUITE_P(Paths, RnnMathTest, ::testing::Values(VectorMathPath::kRef, VectorMathPath::kAvx2),
+                         [](const auto& info) { return info.param == VectorMathPath::kRef ? "ref" : "avx2"; });
 
 // ---------------------------------------------------------------------------------------------
 // A plain reference for LSTM/GRU/RNN, written straight from the ONNX equations in double, on
@@ -444,11 +430,11 @@ TEST_P(RnnSweepTest, MatchesReference) {
   c.input_forget = p.op == "LSTM" && coin();
   c.linear_before_reset = p.op == "GRU" && coin();
   if (coin()) c.clip = 0.7f;
-  for (auto path : {RnnMathPath::kRef, RnnMathPath::kAvx2}) {
+  for (auto path : {VectorMathPath::kRef, VectorMathPath::kAvx2}) {
     ForcePaths(path);
     RunAndCompare(c, p.seed);
   }
-  ForcePaths(RnnMathPath::kAuto);
+  ForcePaths(VectorMathPath::kAuto);
 }
 
 std::vector<SweepParam> SweepParams() {

@@ -1,0 +1,80 @@
+// Vectorized Sigmoid/Tanh (runtime/kernels/vector_math.h) on every path the CPU has, against
+// double-precision references: absolute error everywhere, relative error near zero, the
+// saturated tails, the non-multiple-of-8 tail, in-place and out-of-place calls, and the
+// Sigmoid/Tanh op kernels (float32 through these functions, float64 through libm).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "runtime/kernels/vector_math.h"
+#include "tests/runtime/kernels/single_node_model.h"
+
+namespace nuphar {
+namespace {
+
+double SigmoidRef(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+std::vector<float> Sweep() {
+  std::vector<float> x;
+  for (float v = -30; v <= 30; v += 0.0137f) x.push_back(v);
+  for (float v : {-1000.f, -100.f, -88.f, -1e-8f, -1e-30f, 0.f, 1e-30f, 1e-8f, 88.f, 100.f, 1000.f}) x.push_back(v);
+  for (float v = -0.1f; v <= 0.1f; v += 0.00037f) x.push_back(v);  // both sides of the 1/16 switch
+  x.push_back(1.5f);  // an odd count exercises the tail
+  return x;
+}
+
+class VectorMathTest : public ::testing::TestWithParam<VectorMathPath> {
+ protected:
+  void SetUp() override { SetVectorMathPathForTesting(GetParam()); }
+  void TearDown() override { SetVectorMathPathForTesting(VectorMathPath::kAuto); }
+};
+
+TEST_P(VectorMathTest, SigmoidAndTanhAreAccurate) {
+  const std::vector<float> x = Sweep();
+  std::vector<float> s = x, t = x;
+  SigmoidInPlace(s.data(), int64_t(s.size()));
+  TanhInPlace(t.data(), int64_t(t.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_NEAR(s[i], SigmoidRef(x[i]), 3e-7) << x[i];
+    const double tanh_ref = std::tanh(double(x[i]));
+    ASSERT_NEAR(t[i], tanh_ref, 3e-7) << x[i];
+    if (std::abs(x[i]) < 0.1f) ASSERT_LE(std::abs(t[i] - tanh_ref), 1e-6 * std::abs(tanh_ref)) << x[i];
+  }
+}
+
+TEST_P(VectorMathTest, OutOfPlaceEqualsInPlaceForEveryLength) {
+  const std::vector<float> x = Sweep();
+  for (int64_t n : {0, 1, 7, 8, 9, 17}) {
+    std::vector<float> in_place(x.begin(), x.begin() + n), out(static_cast<size_t>(n) + 1, -7.0f);
+    GetVectorMath().tanh_f32(x.data(), out.data(), n);
+    TanhInPlace(in_place.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[i], in_place[i]) << n << " " << i;
+    EXPECT_EQ(out[n], -7.0f) << "wrote past the end, n=" << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, VectorMathTest, ::testing::Values(VectorMathPath::kRef, VectorMathPath::kAvx2),
+                         [](const auto& info) { return info.param == VectorMathPath::kRef ? "ref" : "avx2"; });
+
+TEST(VectorMathOpsTest, SigmoidAndTanhOpsUseTheVectorPathForFloatAndLibmForDouble) {
+  const std::vector<float> xs = {-20.f, -3.f, -0.01f, 0.f, 1e-7f, 0.5f, 4.f, 20.f, 90.f};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<double> xd(xs.begin(), xs.end());
+  for (const char* op : {"Sigmoid", "Tanh"}) {
+    auto f = testing::RunSingleNode({.op = op, .inputs = {Tensor::FromVector<float>({n}, xs)}});
+    auto d = testing::RunSingleNode({.op = op, .inputs = {Tensor::FromVector<double>({n}, xd)}});
+    ASSERT_TRUE(f.ok() && d.ok()) << op;
+    std::vector<float> expected = xs;
+    (GetVectorMath().*(std::string(op) == "Tanh" ? &VectorMath::tanh_f32 : &VectorMath::sigmoid_f32))(xs.data(),
+                                                                                                   expected.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_EQ((*f)[0].data<float>()[i], expected[i]) << op << " " << xs[i];
+      const double ref = std::string(op) == "Tanh" ? std::tanh(xd[i]) : SigmoidRef(xd[i]);
+      EXPECT_EQ((*d)[0].data<double>()[i], ref) << op << " " << xd[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
