@@ -133,46 +133,31 @@ void BM_DnnlU8S8S32(benchmark::State& state) {
 /// sequence every AVX2 kernel without VNNI is built from (vpmaddubsw + vpmaddwd(ones) + vpaddd,
 /// 32 MAC) and fp32 FMA (8 MAC), each on 12 independent accumulators, no memory traffic. Their
 /// ratio bounds what any int8 kernel can gain over a compute-bound fp32 GEMM on this CPU.
-void BM_CeilingU8S8(benchmark::State& state) {
-  constexpr int64_t kIters = 1 << 16, kMacPerIter = 12 * 32;
-  for (auto _ : state) {
-    int64_t n = kIters;
-    asm volatile(
-        "vpcmpeqw %%ymm15, %%ymm15, %%ymm15\n\tvpsrlw $15, %%ymm15, %%ymm15\n\t"
-        "vpabsb %%ymm15, %%ymm12\n\tvpabsb %%ymm15, %%ymm13\n\t"
-        "1:\n\t"
-#define CEIL_STEP(acc) "vpmaddubsw %%ymm13, %%ymm12, %%ymm14\n\tvpmaddwd %%ymm15, %%ymm14, %%ymm14\n\tvpaddd %%ymm14, %%" acc ", %%" acc "\n\t"
-        CEIL_STEP("ymm0") CEIL_STEP("ymm1") CEIL_STEP("ymm2") CEIL_STEP("ymm3") CEIL_STEP("ymm4") CEIL_STEP("ymm5")
-        CEIL_STEP("ymm6") CEIL_STEP("ymm7") CEIL_STEP("ymm8") CEIL_STEP("ymm9") CEIL_STEP("ymm10") CEIL_STEP("ymm11")
-#undef CEIL_STEP
-        "dec %[n]\n\tjnz 1b\n\t"
-        : [n] "+r"(n)
-        :
-        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-          "xmm13", "xmm14", "xmm15", "cc");
-  }
-  state.counters[kCounter] = benchmark::Counter(static_cast<double>(kIters * kMacPerIter) * 1e-9,
-                                                benchmark::Counter::kIsIterationInvariantRate);
+// `prologue`, then n times `STEP` on each of the 12 accumulators ymm0..ymm11.
+#define NGEMM_CEILING_LOOP(n, prologue, STEP)                                                                  \
+  asm volatile(prologue "1:\n\t" STEP("ymm0") STEP("ymm1") STEP("ymm2") STEP("ymm3") STEP("ymm4") STEP("ymm5") \
+                   STEP("ymm6") STEP("ymm7") STEP("ymm8") STEP("ymm9") STEP("ymm10") STEP("ymm11")             \
+               "dec %[n]\n\tjnz 1b\n\t"                                                                        \
+               : [n] "+r"(n)                                                                                   \
+               :                                                                                               \
+               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",      \
+                 "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc")
+#define NGEMM_U8S8_STEP(acc) \
+  "vpmaddubsw %%ymm13, %%ymm12, %%ymm14\n\tvpmaddwd %%ymm15, %%ymm14, %%ymm14\n\tvpaddd %%ymm14, %%" acc ", %%" acc "\n\t"
+#define NGEMM_FMA_STEP(acc) "vfmadd231ps %%ymm13, %%ymm12, %%" acc "\n\t"
+
+void U8S8CeilingLoop(int64_t n) {
+  NGEMM_CEILING_LOOP(n, "vpcmpeqw %%ymm15, %%ymm15, %%ymm15\n\tvpsrlw $15, %%ymm15, %%ymm15\n\t"
+                        "vpabsb %%ymm15, %%ymm12\n\tvpabsb %%ymm15, %%ymm13\n\t", NGEMM_U8S8_STEP);
+}
+void FmaCeilingLoop(int64_t n) {
+  NGEMM_CEILING_LOOP(n, "vxorps %%xmm12, %%xmm12, %%xmm12\n\tvxorps %%xmm13, %%xmm13, %%xmm13\n\t", NGEMM_FMA_STEP);
 }
 
-void BM_CeilingFp32Fma(benchmark::State& state) {
-  constexpr int64_t kIters = 1 << 16, kMacPerIter = 12 * 8;
-  for (auto _ : state) {
-    int64_t n = kIters;
-    asm volatile(
-        "vxorps %%xmm12, %%xmm12, %%xmm12\n\tvxorps %%xmm13, %%xmm13, %%xmm13\n\t"
-        "1:\n\t"
-#define CEIL_STEP(acc) "vfmadd231ps %%ymm13, %%ymm12, %%" acc "\n\t"
-        CEIL_STEP("ymm0") CEIL_STEP("ymm1") CEIL_STEP("ymm2") CEIL_STEP("ymm3") CEIL_STEP("ymm4") CEIL_STEP("ymm5")
-        CEIL_STEP("ymm6") CEIL_STEP("ymm7") CEIL_STEP("ymm8") CEIL_STEP("ymm9") CEIL_STEP("ymm10") CEIL_STEP("ymm11")
-#undef CEIL_STEP
-        "dec %[n]\n\tjnz 1b\n\t"
-        : [n] "+r"(n)
-        :
-        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-          "xmm13", "cc");
-  }
-  state.counters[kCounter] = benchmark::Counter(static_cast<double>(kIters * kMacPerIter) * 1e-9,
+void BM_Ceiling(benchmark::State& state, void (*loop)(int64_t), int64_t mac_per_step) {
+  constexpr int64_t kIters = 1 << 16;
+  for (auto _ : state) loop(kIters);
+  state.counters[kCounter] = benchmark::Counter(static_cast<double>(kIters * 12 * mac_per_step) * 1e-9,
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -183,8 +168,8 @@ benchmark::internal::Benchmark* WithMax(benchmark::internal::Benchmark* b) {
 }
 
 void RegisterAll() {
-  WithMax(benchmark::RegisterBenchmark("ceiling_u8s8_avx2", BM_CeilingU8S8));
-  WithMax(benchmark::RegisterBenchmark("ceiling_fp32_fma", BM_CeilingFp32Fma));
+  WithMax(benchmark::RegisterBenchmark("ceiling_u8s8_avx2", BM_Ceiling, U8S8CeilingLoop, 32));
+  WithMax(benchmark::RegisterBenchmark("ceiling_fp32_fma", BM_Ceiling, FmaCeilingLoop, 8));
   for (int64_t M : {1, 100}) {
     for (const auto& [K, N] : kShapes) {
       const std::vector<int64_t> args = {M, K, N};
