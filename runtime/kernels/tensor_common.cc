@@ -164,6 +164,13 @@ Status CheckIndexInput(const NodeInfo& node, size_t i) {
                     "; int32 or int64 expected");
 }
 
+Status ResolveIndex(int64_t& index, int64_t dim) {
+  if (index < -dim || index >= dim)
+    return Diag::Msg("index " + std::to_string(index) + " is out of range for a dim of size " + std::to_string(dim));
+  if (index < 0) index += dim;
+  return Status::OK();
+}
+
 Status CheckIndexTensor(const Tensor& t, const char* what) {
   if (t.dtype() == DType::kInt32 || t.dtype() == DType::kInt64) return Status::OK();
   return Diag::Msg(std::string(what) + " has type " + DTypeName(t.dtype()) + "; int32 or int64 expected");

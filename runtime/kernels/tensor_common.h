@@ -88,6 +88,33 @@ inline int64_t LoadIndex(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
 }
 
+/// `index` checked against [-dim, dim) and made non-negative (Gather*, Scatter*).
+Status ResolveIndex(int64_t& index, int64_t dim);
+
+/// The element-wise index walk of GatherElements and ScatterElements: for each element i of
+/// `indices` (same rank as the data), the offset in a contiguous data tensor of `data_shape` of
+/// the element whose coordinate along `axis` is indices[i] and elsewhere is i's own coordinate.
+/// Calls visit(i, offset) in order; stops at the first out-of-range index with its error.
+template <class Visit>
+Status ForEachAxisIndex(const Tensor& indices, const std::vector<int64_t>& data_shape, int64_t axis, Visit&& visit) {
+  const size_t rank = data_shape.size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t k = rank; k-- > 1;) strides[k - 1] = strides[k] * data_shape[k];
+  std::vector<int64_t> coord(rank, 0);
+  for (int64_t i = 0; i < indices.size(); ++i) {
+    int64_t idx = LoadIndex(indices, i);
+    NUPHAR_RETURN_IF_ERROR(ResolveIndex(idx, data_shape[static_cast<size_t>(axis)]));
+    int64_t offset = 0;
+    for (size_t k = 0; k < rank; ++k) offset += (static_cast<int64_t>(k) == axis ? idx : coord[k]) * strides[k];
+    visit(i, offset);
+    for (size_t k = rank; k-- > 0;) {  // odometer over the indices shape
+      if (++coord[k] < indices.dim(static_cast<int64_t>(k))) break;
+      coord[k] = 0;
+    }
+  }
+  return Status::OK();
+}
+
 /// Load-time check that input `i` (when its type is known) is a fixed-size type the family
 /// moves: anything numeric but string.
 Status CheckMovableInput(const NodeInfo& node, size_t i);

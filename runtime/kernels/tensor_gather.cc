@@ -11,14 +11,6 @@ int64_t Product(std::span<const int64_t> dims) {
   return p;
 }
 
-// `index` checked against [-dim, dim) and made non-negative.
-Status ResolveIndex(int64_t& index, int64_t dim) {
-  if (index < -dim || index >= dim)
-    return Diag::Msg("index " + std::to_string(index) + " is out of range for a dim of size " + std::to_string(dim));
-  if (index < 0) index += dim;
-  return Status::OK();
-}
-
 // Gather: out = data[:axis] ++ indices.shape ++ data[axis+1:]; each index picks a block.
 class GatherKernel final : public OpKernel {
  public:
@@ -81,29 +73,12 @@ class GatherElementsKernel final : public OpKernel {
                          ShapeToString(data->shape()) + " outside the axis");
     Tensor* y = ctx.Output(0, data->dtype(), indices->shape());
     if (y->size() == 0) return Status::OK();
-    const std::vector<int64_t> dstrides = ContiguousStrides(data->shape());
-    const size_t rank = static_cast<size_t>(data->rank());
-    const int64_t dim = data->dim(axis);
     Status status;
     VisitWidth(DTypeSize(data->dtype()), [&](auto tag) {
       using T = decltype(tag);
       const T* src = data->data<T>();
       T* dst = y->data<T>();
-      std::vector<int64_t> coord(rank, 0);
-      for (int64_t i = 0; i < y->size(); ++i) {
-        int64_t idx = LoadIndex(*indices, i);
-        if (Status s = ResolveIndex(idx, dim); !s.ok()) {
-          status = s;
-          return;
-        }
-        int64_t off = 0;
-        for (size_t k = 0; k < rank; ++k) off += (static_cast<int64_t>(k) == axis ? idx : coord[k]) * dstrides[k];
-        dst[i] = src[off];
-        for (size_t k = rank; k-- > 0;) {  // odometer over the indices shape
-          if (++coord[k] < indices->dim(static_cast<int64_t>(k))) break;
-          coord[k] = 0;
-        }
-      }
+      status = ForEachAxisIndex(*indices, data->shape(), axis, [&](int64_t i, int64_t offset) { dst[i] = src[offset]; });
     });
     return status;
   }

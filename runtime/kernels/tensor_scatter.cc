@@ -39,13 +39,6 @@ Status VisitForReduction(DType dtype, Reduction r, F&& f) {
   });
 }
 
-Status CheckIndex(int64_t& index, int64_t dim) {
-  if (index < -dim || index >= dim)
-    return Diag::Msg("index " + std::to_string(index) + " is out of range for a dim of size " + std::to_string(dim));
-  if (index < 0) index += dim;
-  return Status::OK();
-}
-
 class ScatterElementsKernel final : public OpKernel {
  public:
   ScatterElementsKernel(int64_t axis, Reduction r) : axis_(axis), reduction_(r) {}
@@ -63,28 +56,13 @@ class ScatterElementsKernel final : public OpKernel {
     NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, data->rank()));
     Tensor* y = ctx.Output(0, data->dtype(), data->shape());
     std::memcpy(y->raw(), data->raw(), data->bytes());
-    const std::vector<int64_t> strides = ContiguousStrides(data->shape());
-    const size_t rank = static_cast<size_t>(data->rank());
     Status status;
     NUPHAR_RETURN_IF_ERROR(VisitForReduction(data->dtype(), reduction_, [&](auto tag) {
       using T = decltype(tag);
       T* dst = y->data<T>();
       const T* src = updates->data<T>();
-      std::vector<int64_t> coord(rank, 0);
-      for (int64_t i = 0; i < updates->size(); ++i) {
-        int64_t idx = LoadIndex(*indices, i);
-        if (Status s = CheckIndex(idx, data->dim(axis)); !s.ok()) {
-          status = s;
-          return;
-        }
-        int64_t off = 0;
-        for (size_t k = 0; k < rank; ++k) off += (static_cast<int64_t>(k) == axis ? idx : coord[k]) * strides[k];
-        Combine(dst + off, src + i, 1, reduction_);
-        for (size_t k = rank; k-- > 0;) {  // odometer over the indices shape
-          if (++coord[k] < indices->dim(static_cast<int64_t>(k))) break;
-          coord[k] = 0;
-        }
-      }
+      status = ForEachAxisIndex(*indices, data->shape(), axis,
+                                [&](int64_t i, int64_t offset) { Combine(dst + offset, src + i, 1, reduction_); });
     }));
     return status;
   }
@@ -129,7 +107,7 @@ class ScatterNDKernel final : public OpKernel {
         int64_t off = 0;
         for (int64_t c = 0; c < k; ++c) {
           int64_t idx = LoadIndex(*indices, t * k + c);
-          if (Status s = CheckIndex(idx, data->dim(c)); !s.ok()) {
+          if (Status s = ResolveIndex(idx, data->dim(c)); !s.ok()) {
             status = s;
             return;
           }
