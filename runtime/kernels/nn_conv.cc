@@ -176,13 +176,7 @@ class ConvTransposeKernel final : public OpKernel {
         out = full - pb - pe;
       }
       if (out <= 0) return Diag::Msg("ConvTranspose output size is not positive");
-      g.in[i] = out;
-      g.out[i] = in;
-      g.kernel[i] = k;
-      g.stride[i] = s;
-      g.dilation[i] = d;
-      g.pad_begin[i] = pb;
-      g.pad_end[i] = pe;
+      g.SetDim(i, out, in, k, s, d, pb, pe);  // the adjoint: ConvTranspose's output is the window input
     }
     return g;
   }

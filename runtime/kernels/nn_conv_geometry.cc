@@ -94,13 +94,7 @@ Expected<WindowGeometry> ComputeWindowGeometry(const WindowAttrs& attrs, std::sp
         break;
       }
     }
-    g.in[i] = in;
-    g.out[i] = out;
-    g.kernel[i] = k;
-    g.stride[i] = s;
-    g.dilation[i] = d;
-    g.pad_begin[i] = pb;
-    g.pad_end[i] = pe;
+    g.SetDim(i, in, out, k, s, d, pb, pe);
   }
   return g;
 }
@@ -114,21 +108,35 @@ bool Im2ColIsIdentity(const WindowGeometry& g) {
   return true;
 }
 
-template <class In, class Out>
-void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_point, Out* col) {
+namespace {
+
+/// One row of the im2col matrix: the input row it reads (offset of its first element within the
+/// channel, or -1 when the row lies in the padding) and the output positions w in [w_lo, w_hi)
+/// that read input w * stride + off; the others read padding.
+struct WindowRow {
+  int64_t in_row_offset;
+  int64_t off, w_lo, w_hi;
+};
+
+/// The walk shared by Im2Col and its adjoint Col2Im: for each channel c, kernel position kk and
+/// output row o (all output dims but the last, o counted in elements), calls
+/// visit(c, kk, o, WindowRow).
+template <class Visit>
+void ForEachWindowRow(int64_t channels, const WindowGeometry& g, Visit&& visit) {
   const int r = g.rank;
   const size_t last = static_cast<size_t>(r - 1);
-  const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.kernel_size();
+  const int64_t out_size = g.out_size(), k_size = g.kernel_size();
   const int64_t out_w = g.out[last], in_w = g.in[last];
   const int64_t s_w = g.stride[last], d_w = g.dilation[last], p_w = g.pad_begin[last];
   std::array<int64_t, WindowAttrs::kMaxSpatial> kpos{}, opos{};
   for (int64_t c = 0; c < channels; ++c) {
-    const In* xc = x + c * in_size;
     kpos.fill(0);
     for (int64_t kk = 0; kk < k_size; ++kk) {
-      Out* row = col + (c * k_size + kk) * out_size;
       opos.fill(0);
-      // Walk output rows (all dims but the last); the last dim is the inner loop.
+      const int64_t off = kpos[last] * d_w - p_w;
+      // Valid w: 0 <= w*s + off < in_w; the rest is padding.
+      const int64_t w_lo = std::min(out_w, off >= 0 ? int64_t{0} : (-off + s_w - 1) / s_w);
+      const int64_t w_hi = std::max(w_lo, std::min(out_w, in_w - off <= 0 ? int64_t{0} : (in_w - off + s_w - 1) / s_w));
       for (int64_t o = 0; o < out_size; o += out_w) {
         int64_t base = 0;
         bool inside = true;
@@ -137,23 +145,7 @@ void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_poi
           if (p < 0 || p >= g.in[i]) inside = false;
           base = base * g.in[i] + p;
         }
-        Out* dst = row + o;
-        if (!inside) {
-          std::fill(dst, dst + out_w, Out(0));
-        } else {
-          const In* src = xc + base * in_w;
-          const int64_t off = kpos[last] * d_w - p_w;
-          // Valid w: 0 <= w*s + off < in_w; the rest is padding.
-          const int64_t w_lo = std::min(out_w, off >= 0 ? int64_t{0} : (-off + s_w - 1) / s_w);
-          const int64_t w_hi = std::max(w_lo, std::min(out_w, in_w - off <= 0 ? int64_t{0} : (in_w - off + s_w - 1) / s_w));
-          std::fill(dst, dst + w_lo, Out(0));
-          if (s_w == 1) {
-            for (int64_t w = w_lo; w < w_hi; ++w) dst[w] = static_cast<Out>(static_cast<Out>(src[w + off]) - zero_point);
-          } else {
-            for (int64_t w = w_lo; w < w_hi; ++w) dst[w] = static_cast<Out>(static_cast<Out>(src[w * s_w + off]) - zero_point);
-          }
-          std::fill(dst + w_hi, dst + out_w, Out(0));
-        }
+        visit(c, kk, o, WindowRow{inside ? base * in_w : -1, off, w_lo, w_hi});
         for (size_t i = last; i-- > 0;) {
           if (++opos[i] < g.out[i]) break;
           opos[i] = 0;
@@ -167,48 +159,40 @@ void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_poi
   }
 }
 
+}  // namespace
+
+template <class In, class Out>
+void Im2Col(const In* x, int64_t channels, const WindowGeometry& g, Out zero_point, Out* col) {
+  const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.kernel_size();
+  const int64_t out_w = g.out[static_cast<size_t>(g.rank - 1)], s_w = g.stride[static_cast<size_t>(g.rank - 1)];
+  ForEachWindowRow(channels, g, [&](int64_t c, int64_t kk, int64_t o, const WindowRow& row) {
+    Out* dst = col + (c * k_size + kk) * out_size + o;
+    if (row.in_row_offset < 0) {
+      std::fill(dst, dst + out_w, Out(0));
+      return;
+    }
+    const In* src = x + c * in_size + row.in_row_offset;
+    std::fill(dst, dst + row.w_lo, Out(0));
+    if (s_w == 1) {
+      for (int64_t w = row.w_lo; w < row.w_hi; ++w) dst[w] = static_cast<Out>(static_cast<Out>(src[w + row.off]) - zero_point);
+    } else {
+      for (int64_t w = row.w_lo; w < row.w_hi; ++w)
+        dst[w] = static_cast<Out>(static_cast<Out>(src[w * s_w + row.off]) - zero_point);
+    }
+    std::fill(dst + row.w_hi, dst + out_w, Out(0));
+  });
+}
+
 template <class T>
 void Col2Im(const T* col, int64_t channels, const WindowGeometry& g, T* y) {
-  const int r = g.rank;
-  const size_t last = static_cast<size_t>(r - 1);
   const int64_t in_size = g.in_size(), out_size = g.out_size(), k_size = g.kernel_size();
-  const int64_t out_w = g.out[last], in_w = g.in[last];
-  const int64_t s_w = g.stride[last], d_w = g.dilation[last], p_w = g.pad_begin[last];
-  std::array<int64_t, WindowAttrs::kMaxSpatial> kpos{}, opos{};
-  for (int64_t c = 0; c < channels; ++c) {
-    T* yc = y + c * in_size;
-    kpos.fill(0);
-    for (int64_t kk = 0; kk < k_size; ++kk) {
-      const T* row = col + (c * k_size + kk) * out_size;
-      opos.fill(0);
-      for (int64_t o = 0; o < out_size; o += out_w) {
-        int64_t base = 0;
-        bool inside = true;
-        for (size_t i = 0; i < last; ++i) {
-          const int64_t p = opos[i] * g.stride[i] - g.pad_begin[i] + kpos[i] * g.dilation[i];
-          if (p < 0 || p >= g.in[i]) inside = false;
-          base = base * g.in[i] + p;
-        }
-        if (inside) {
-          T* dst = yc + base * in_w;
-          const T* src = row + o;
-          // Valid w: 0 <= w*s + off < in_w.
-          const int64_t off = kpos[last] * d_w - p_w;
-          const int64_t w_lo = off >= 0 ? 0 : (-off + s_w - 1) / s_w;
-          const int64_t w_hi = std::min(out_w, in_w - off <= 0 ? int64_t{0} : (in_w - off + s_w - 1) / s_w);
-          for (int64_t w = w_lo; w < w_hi; ++w) dst[w * s_w + off] += src[w];
-        }
-        for (size_t i = last; i-- > 0;) {
-          if (++opos[i] < g.out[i]) break;
-          opos[i] = 0;
-        }
-      }
-      for (size_t i = static_cast<size_t>(r); i-- > 0;) {
-        if (++kpos[i] < g.kernel[i]) break;
-        kpos[i] = 0;
-      }
-    }
-  }
+  const int64_t s_w = g.stride[static_cast<size_t>(g.rank - 1)];
+  ForEachWindowRow(channels, g, [&](int64_t c, int64_t kk, int64_t o, const WindowRow& row) {
+    if (row.in_row_offset < 0) return;
+    T* dst = y + c * in_size + row.in_row_offset;
+    const T* src = col + (c * k_size + kk) * out_size + o;
+    for (int64_t w = row.w_lo; w < row.w_hi; ++w) dst[w * s_w + row.off] += src[w];
+  });
 }
 
 template void Col2Im<float>(const float*, int64_t, const WindowGeometry&, float*);

@@ -40,6 +40,17 @@ struct WindowGeometry {
   int64_t in_size() const;      ///< product of in
   int64_t out_size() const;     ///< product of out
   int64_t kernel_size() const;  ///< product of kernel
+  /// Sets every field of spatial dim i.
+  void SetDim(size_t i, int64_t in_size, int64_t out_size, int64_t kernel_extent, int64_t stride_size,
+              int64_t dilation_size, int64_t pad_begin_size, int64_t pad_end_size) {
+    in[i] = in_size;
+    out[i] = out_size;
+    kernel[i] = kernel_extent;
+    stride[i] = stride_size;
+    dilation[i] = dilation_size;
+    pad_begin[i] = pad_begin_size;
+    pad_end[i] = pad_end_size;
+  }
 };
 
 /// Geometry of a forward window op (Conv, pooling). `kernel` is the spatial kernel extent.
