@@ -218,5 +218,25 @@ INSTANTIATE_TEST_SUITE_P(
                       AddCase{"RefusedConst1x1", AddOperand::kConst1x1, false, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The proof trusts declared shapes; when a model declares a wrong one the fused kernel reports it
+// at run time instead of adding the wrong elements.
+TEST(FusionAddRuntimeCheckTest, WrongDeclaredShapeIsAnErrorNotAWrongResult) {
+  onnx::ModelProto model = EdgesModelWithAdd({"lie", AddOperand::kTensorColumn, true, false});
+  onnx::GraphProto* g = model.mutable_graph();
+  for (auto& in : *g->mutable_input())
+    if (in.name() == "add_b") in.set_name("add_in");
+  testing::AddNode(*g, "Identity", {"add_in"}, {"add_b"}, "identity");
+  using testing::Dim;
+  *g->add_value_info() = testing::MakeValueInfo("add_b", DType::kFloat, {Dim{"batch"}, Dim{"seq"}, Dim{int64_t{6}}});
+  EXPECT_EQ(FuseModel(model).absorbed_adds, 1);
+  auto fused = Session::CreateFromModel(model);
+  ASSERT_TRUE(fused.ok()) << fused.message();
+  auto out = (*fused)->Run({{"x", RandomInput(2, 3, 24, 11, false)},
+                            {"Wi", RandomTensor({10, 6}, 14)},
+                            {"add_in", RandomTensor({2, 3, 1}, 13)}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.message().find("declared shapes are wrong"), std::string::npos) << out.message();
+}
+
 }  // namespace
 }  // namespace nuphar
