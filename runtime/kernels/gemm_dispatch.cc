@@ -1,9 +1,11 @@
-// GEMM dispatch: picks the AVX2+FMA or the baseline Eigen copy once from CPUID (STYLE R11).
+// fp32 product dispatch: picks the AVX2+FMA or the baseline copy of the Eigen GEMM and of the
+// packed GEMV (gemv_f32.h) once from CPUID (STYLE R11).
 #include "runtime/kernels/gemm_eigen.h"
 
 #include <atomic>
 
 #include "runtime/kernels/gemm_eigen_internal.h"
+#include "runtime/kernels/gemv_f32_internal.h"
 
 namespace nuphar {
 namespace {
@@ -37,6 +39,11 @@ void GemmF64(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double
              int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
   if (UseAvx2()) gemm_avx2::GemmF64(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   else gemm_ref::GemmF64(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate) {
+  if (UseAvx2()) gemv_avx2::GemvF32Packed(a, b, y, accumulate);
+  else gemv_ref::GemvF32Packed(a, b, y, accumulate);
 }
 
 const char* GemmPathName() { return UseAvx2() ? "avx2" : "ref"; }

@@ -1,9 +1,15 @@
 // MatMul (numpy.matmul semantics, batch broadcasting) and Gemm (transA/transB, alpha, beta,
-// unidirectional C broadcast; opset < 7 `broadcast` attribute). fp32/fp64 go through Eigen.
+// unidirectional C broadcast; opset < 7 `broadcast` attribute). fp32/fp64 go through Eigen,
+// except one fp32 row against a constant 2-D B (a Scan body's h x R^T), which runs the packed
+// GEMV of gemv_f32.h. B is packed on the first such call (once, thread-safe), so a constant B
+// that only ever meets many rows (a hoisted input projection) is not stored twice.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <type_traits>
 
 #include "runtime/kernels/gemm_eigen.h"
+#include "runtime/kernels/gemv_f32.h"
 #include "runtime/kernels/nn_dtype.h"
 #include "runtime/kernels/nn_kernels.h"
 #include "runtime/kernels/nn_matmul_shape.h"
@@ -13,6 +19,8 @@ namespace {
 
 class MatMulKernel final : public OpKernel {
  public:
+  explicit MatMulKernel(bool b_is_constant_f32_matrix) : b_is_constant_f32_matrix_(b_is_constant_f32_matrix) {}
+
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
     const Tensor* b = ctx.input(1);
@@ -24,6 +32,13 @@ class MatMulKernel final : public OpKernel {
       const T* pa = a->data<T>();
       const T* pb = b->data<T>();
       T* py = y->data<T>();
+      if constexpr (std::is_same_v<T, float>) {
+        if (b_is_constant_f32_matrix_ && b->rank() == 2 && s.batch_count * s.M == 1) {
+          std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(pb, s.K, s.N, s.N); });
+          GemvF32Packed(pa, packed_b_, py, false);
+          return Status::OK();
+        }
+      }
       if (s.b_shared_and_a_contiguous()) {
         // All batches of A against one B: a single [batch*M, K] x [K, N] product.
         GemmAny<T>(false, false, s.batch_count * s.M, s.N, s.K, T(1), pa, s.K, pb, s.N, T(0), py, s.N);
@@ -35,6 +50,11 @@ class MatMulKernel final : public OpKernel {
       return Status::OK();
     });
   }
+
+ private:
+  const bool b_is_constant_f32_matrix_;
+  mutable std::once_flag pack_once_;
+  mutable PackedGemvF32 packed_b_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
@@ -42,7 +62,8 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
     if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64,
                              DType::kUint32, DType::kUint64))
       return node.Error(std::string("MatMul on ") + DTypeName(node.input_type(i)) + " is not supported");
-  return MakeKernel<MatMulKernel>();
+  const Tensor* b = node.constant_input(1);
+  return MakeKernel<MatMulKernel>(b && b->dtype() == DType::kFloat && b->rank() == 2);
 }
 
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].

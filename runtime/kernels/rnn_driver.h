@@ -23,9 +23,12 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "runtime/kernels/gemv_f32.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/kernels/rnn_activation.h"
 
@@ -41,6 +44,7 @@ struct RnnAttributes {
   int layout = 0;            ///< 0: [S, B, ...] (seq-major), 1: [B, S, ...] (batch-major, opset 14)
   float clip = 0;            ///< <= 0: no clip
   std::vector<RnnActivation> activations;  ///< num_directions x per-direction functions
+  bool r_is_constant = false;  ///< R is an initializer: the driver may pack it (gemv_f32.h)
 };
 
 /// Parses direction, hidden_size, layout, clip and the activations; checks declared input types.
@@ -55,7 +59,21 @@ struct RnnDirectionWeights {
   const T* P = nullptr;   ///< LSTM peepholes [3*H] (i, o, f), null without P
   const RnnActivation* act = nullptr;  ///< this direction's activation functions
   float clip = 0;
+  const PackedGemvF32* R_packed = nullptr;  ///< the whole R packed (float, batch 1, constant R), else null
 };
+
+/// out[:G*H] (+)= h x R^T over the whole R through the packed GEMV when the driver packed R;
+/// returns false when it did not (double, batch > 1, computed R), and the cell uses GemmABt.
+template <class T>
+bool PackedRecurrence(const RnnDirectionWeights<T>& w, int64_t batch, const T* h, T* out, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (w.R_packed != nullptr && batch == 1) {
+      GemvF32Packed(h, *w.R_packed, out, accumulate);
+      return true;
+    }
+  }
+  return false;
+}
 
 /// The per-step buffers; all are [batch, ...] row-major and do not alias each other.
 template <class T>
@@ -83,6 +101,10 @@ class RnnKernel final : public OpKernel {
   Status Run(KernelContext& ctx) const;
   RnnAttributes attrs_;
   Cell cell_;
+  // A constant float R packed per direction on the first batch-1 run (once, thread-safe), so a
+  // model always run with larger batches does not store R twice.
+  mutable std::once_flag pack_once_;
+  mutable std::vector<PackedGemvF32> r_packed_;
 };
 
 /// Run-time sizes and inputs, checked against each other (rnn_driver.cc).

@@ -93,6 +93,18 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
   }
   if (Y && ragged && Y->bytes() > 0) std::memset(Y->raw(), 0, Y->bytes());  // zero beyond each length
 
+  // Batch 1 with a constant float R: the recurrence runs the packed GEMV (r_packed_ is only read
+  // after call_once, which orders it after the packing thread's writes).
+  const std::vector<PackedGemvF32>* packed_r = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    if (attrs_.r_is_constant && Bt == 1) {
+      std::call_once(pack_once_, [&] {
+        for (int64_t d = 0; d < ND; ++d)
+          r_packed_.push_back(PackedGemvF32::FromNK(p.R->data<float>() + d * GH * H, H, GH, H));
+      });
+      packed_r = &r_packed_;
+    }
+  }
   const size_t row_bytes = size_t(H) * sizeof(T);
   for (int64_t d = 0; d < ND; ++d) {
     const bool reverse = attrs_.direction == RnnDirection::kReverse || d == 1;
@@ -104,6 +116,7 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
     w.P = p.P ? p.P->data<T>() + d * 3 * H : nullptr;
     w.act = attrs_.activations.data() + d * (attrs_.activations.size() / size_t(ND));
     w.clip = attrs_.clip;
+    if (packed_r && (*packed_r)[size_t(d)].K() == H && (*packed_r)[size_t(d)].N() == GH) w.R_packed = &(*packed_r)[size_t(d)];
     for (int64_t b = 0; b < Bt; ++b) {
       T* hb = h[0] + b * H;
       T* cb = c[0] + b * H;

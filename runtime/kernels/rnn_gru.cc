@@ -30,7 +30,7 @@ void GruCell::Step(const RnnDirectionWeights<T>& w, const RnnStepBuffers<T>& s) 
   const RnnActivation &f = w.act[0], &g = w.act[1];
   if (linear_before_reset) {
     T* hr = s.scratch;  // [batch, 3H] = h * R^T
-    GemmABt(s.batch, GH, H, s.h_prev, H, w.R, H, hr, GH, false);
+    if (!PackedRecurrence(w, s.batch, s.h_prev, hr, false)) GemmABt(s.batch, GH, H, s.h_prev, H, w.R, H, hr, GH, false);
     const T* rbh = w.Rb ? w.Rb + 2 * H : nullptr;
     for (int64_t b = 0; b < s.batch; ++b) {
       T* gz = s.gates + b * GH;
@@ -42,7 +42,7 @@ void GruCell::Step(const RnnDirectionWeights<T>& w, const RnnStepBuffers<T>& s) 
       for (int64_t j = 0; j < H; ++j) gh[j] += gr[j] * (hrb[2 * H + j] + (rbh ? rbh[j] : T(0)));
       g.Apply(gh, H, w.clip);
     }
-  } else {
+  } else {  // R's rows are used in two parts here, so the whole-R packed GEMV does not apply
     GemmABt(s.batch, 2 * H, H, s.h_prev, H, w.R, H, s.gates, GH, true);
     T* rh = s.scratch;  // [batch, H] = r . h
     for (int64_t b = 0; b < s.batch; ++b) {

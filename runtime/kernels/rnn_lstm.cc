@@ -18,7 +18,7 @@ void LstmCell::FoldBias(const T* Wb, const T* Rb, int64_t H, T* out) const {
 template <class T>
 void LstmCell::Step(const RnnDirectionWeights<T>& w, const RnnStepBuffers<T>& s) const {
   const int64_t H = s.hidden;
-  GemmABt(s.batch, 4 * H, H, s.h_prev, H, w.R, H, s.gates, 4 * H, true);
+  if (!PackedRecurrence(w, s.batch, s.h_prev, s.gates, true)) GemmABt(s.batch, 4 * H, H, s.h_prev, H, w.R, H, s.gates, 4 * H, true);
   const RnnActivation &f = w.act[0], &g = w.act[1], &h = w.act[2];
   for (int64_t b = 0; b < s.batch; ++b) {
     T* gi = s.gates + b * 4 * H;

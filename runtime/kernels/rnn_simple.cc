@@ -15,7 +15,7 @@ void SimpleRnnCell::FoldBias(const T* Wb, const T* Rb, int64_t H, T* out) const 
 template <class T>
 void SimpleRnnCell::Step(const RnnDirectionWeights<T>& w, const RnnStepBuffers<T>& s) const {
   const int64_t H = s.hidden;
-  GemmABt(s.batch, H, H, s.h_prev, H, w.R, H, s.gates, H, true);
+  if (!PackedRecurrence(w, s.batch, s.h_prev, s.gates, true)) GemmABt(s.batch, H, H, s.h_prev, H, w.R, H, s.gates, H, true);
   w.act[0].Apply(s.gates, s.batch * H, w.clip);
   std::memcpy(s.h_next, s.gates, size_t(s.batch * H) * sizeof(T));
 }
