@@ -16,13 +16,7 @@
 namespace nuphar {
 namespace {
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 class GemvF32Test : public ::testing::TestWithParam<GemmPath> {
  protected:

@@ -18,13 +18,7 @@ using testing::SingleNode;
 using testing::Values;
 using Shape = std::vector<int64_t>;
 
-std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::RandomFloats;
 
 int64_t Count(const Shape& s) {
   int64_t n = 1;

@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,15 @@
 #include "tests/modellib/model_builder.h"
 
 namespace nuphar::testing {
+
+/// n floats uniform in [-1, 1) from a seeded generator (reproducible test data).
+inline std::vector<float> RandomFloats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
 
 struct SingleNode {
   std::string op;
