@@ -270,6 +270,25 @@ TEST(ElementwiseTest, ActivationsMatchTheirFormulas) {
   }
 }
 
+TEST(ElementwiseTest, PowWithExponentTwoIsTheExactSquare) {
+  const std::vector<float> xs = {-3.5f, -0.0f, 1e-20f, 1.1f, 3e19f, std::numeric_limits<float>::infinity(),
+                                 std::numeric_limits<float>::quiet_NaN()};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor x = Tensor::FromVector<float>({n}, xs);
+  for (const Tensor& e : {Tensor::FromVector<float>({1}, {2.0f}), Tensor::FromVector<int64_t>({1}, {2})}) {
+    auto out = RunSingleNode({.op = "Pow", .inputs = {x, e}});
+    ASSERT_TRUE(out.ok()) << out.message();
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = xs[size_t(i)] * xs[size_t(i)];
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan((*out)[0].data<float>()[i]));
+      else EXPECT_EQ((*out)[0].data<float>()[i], want) << xs[size_t(i)];
+    }
+  }
+  auto cube = RunSingleNode({.op = "Pow", .inputs = {x, Tensor::FromVector<float>({1}, {3.0f})}});
+  ASSERT_TRUE(cube.ok());
+  EXPECT_EQ((*cube)[0].data<float>()[3], std::pow(1.1f, 3.0f));  // other exponents stay on powf
+}
+
 TEST(ElementwiseTest, SessionReusesOutputAcrossShapes) {
   SingleNode spec{.op = "Mul", .inputs = {Iota<float>({2, 8}, 0, 1), Iota<float>({8}, 1, 0)}};
   auto session = Session::CreateFromModel(testing::BuildSingleNodeModel(spec));
