@@ -1,7 +1,6 @@
 // Packing of gemv_f32.h and its portable micro-kernel (the reference path; baseline flags).
 #include <algorithm>
 #include <cstring>
-#include <new>
 
 #include "runtime/kernels/gemv_f32_internal.h"
 
@@ -12,18 +11,16 @@ PackedGemvF32 PackedGemvF32::Allocate(int64_t K, int64_t N) {
   p.k_ = K;
   p.n_ = N;
   const int64_t blocks = (N + kBlockCols - 1) / kBlockCols;
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(1, blocks * K * kBlockCols)) * sizeof(float);
-  auto* data = static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  if (!data) throw std::bad_alloc();
-  std::memset(data, 0, bytes);
-  p.data_.reset(data);
+  const size_t bytes = static_cast<size_t>(blocks * K * kBlockCols) * sizeof(float);
+  p.buffer_ = std::make_unique<Buffer>(bytes);
+  std::memset(p.buffer_->data(), 0, bytes);
   return p;
 }
 
 PackedGemvF32 PackedGemvF32::FromKN(const float* b, int64_t K, int64_t N, int64_t ldb) {
   PackedGemvF32 p = Allocate(K, N);
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
-    float* dst = p.data_.get() + n0 * K;  // block n0 / 32 starts at (n0 / 32) * K * 32
+    float* dst = p.data() + n0 * K;  // block n0 / 32 starts at (n0 / 32) * K * 32
     const int64_t cols = std::min(kBlockCols, N - n0);
     for (int64_t k = 0; k < K; ++k) std::memcpy(dst + k * kBlockCols, b + k * ldb + n0, size_t(cols) * sizeof(float));
   }
@@ -33,7 +30,7 @@ PackedGemvF32 PackedGemvF32::FromKN(const float* b, int64_t K, int64_t N, int64_
 PackedGemvF32 PackedGemvF32::FromNK(const float* b, int64_t K, int64_t N, int64_t ldb) {
   PackedGemvF32 p = Allocate(K, N);
   for (int64_t n0 = 0; n0 < N; n0 += kBlockCols) {
-    float* dst = p.data_.get() + n0 * K;
+    float* dst = p.data() + n0 * K;
     const int64_t cols = std::min(kBlockCols, N - n0);
     for (int64_t j = 0; j < cols; ++j) {
       const float* row = b + (n0 + j) * ldb;

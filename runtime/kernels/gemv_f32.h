@@ -18,8 +18,9 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
+
+#include "runtime/core/tensor.h"
 
 namespace nuphar {
 
@@ -36,16 +37,14 @@ class PackedGemvF32 {
   int64_t K() const { return k_; }
   int64_t N() const { return n_; }
   /// Block `block` (32 columns): K rows of 32 floats.
-  const float* block(int64_t block) const { return data_.get() + block * k_ * kBlockCols; }
-  bool empty() const { return data_ == nullptr; }
+  const float* block(int64_t block) const { return data() + block * k_ * kBlockCols; }
+  bool empty() const { return buffer_ == nullptr; }
 
  private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
   static PackedGemvF32 Allocate(int64_t K, int64_t N);
+  float* data() const { return static_cast<float*>(buffer_->data()); }
   int64_t k_ = 0, n_ = 0;
-  std::unique_ptr<float, Free> data_;
+  std::unique_ptr<Buffer> buffer_;  ///< 64-byte aligned (runtime/core/tensor.h)
 };
 
 /// y[n] = (accumulate ? y[n] : 0) + sum_k a[k] * B[k, n] for n < N. Dispatched from CPUID
