@@ -4,19 +4,12 @@
 
 #include <atomic>
 
+#include "runtime/kernels/cpu_features.h"
 #include "runtime/kernels/gemm_eigen_internal.h"
 #include "runtime/kernels/gemv_f32_internal.h"
 
 namespace nuphar {
 namespace {
-
-bool CpuHasAvx2Fma() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  }();
-  return has;
-}
 
 // 0 = auto (CPUID), 1 = forced ref, 2 = forced avx2 (if the CPU has it).
 std::atomic<int> g_forced_path{0};

@@ -3,17 +3,13 @@
 
 #include <atomic>
 
+#include "runtime/kernels/cpu_features.h"
+
 namespace nuphar {
 namespace {
 
-bool CpuHasAvx2Fma() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
 const VectorMath* Pick(VectorMathPath path) {
-  static const bool has_avx2 = CpuHasAvx2Fma();
-  if (path == VectorMathPath::kRef || !has_avx2) return &VectorMathRef();
+  if (path == VectorMathPath::kRef || !CpuHasAvx2Fma()) return &VectorMathRef();
   return &VectorMathAvx2();
 }
 
