@@ -30,6 +30,13 @@ function(nuphar_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 
+# Tests read the real models and the original tools' fixtures from ../shared next to the checkout.
+get_filename_component(NUPHAR_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" ABSOLUTE)
+if(NOT EXISTS "${NUPHAR_SHARED_DIR}/models" OR NOT EXISTS "${NUPHAR_SHARED_DIR}/fixtures")
+  message(WARNING "${NUPHAR_SHARED_DIR} (models/, fixtures/) is missing: the tests that read the shared "
+                  "models and fixtures will fail. Check the repository out next to the shared folder.")
+endif()
+
 function(nuphar_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   nuphar_sources_exist(ok ${ARG_SOURCES})
@@ -40,7 +47,7 @@ function(nuphar_test name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
     NUPHAR_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-    NUPHAR_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared"
+    NUPHAR_SHARED_DIR="${NUPHAR_SHARED_DIR}"
     NUPHAR_BIN_DIR="${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
   add_test(NAME ${name} COMMAND ${name})
