@@ -33,7 +33,7 @@ class MatMulKernel final : public OpKernel {
       const T* pb = b->data<T>();
       T* py = y->data<T>();
       if constexpr (std::is_same_v<T, float>) {
-        if (b_is_constant_f32_matrix_ && b->rank() == 2 && s.batch_count * s.M == 1) {
+        if (b_is_constant_f32_matrix_ && s.batch_count * s.M == 1) {
           std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(pb, s.K, s.N, s.N); });
           GemvF32Packed(pa, packed_b_, py, false);
           return Status::OK();

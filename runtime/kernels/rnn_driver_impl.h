@@ -116,7 +116,7 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
     w.P = p.P ? p.P->data<T>() + d * 3 * H : nullptr;
     w.act = attrs_.activations.data() + d * (attrs_.activations.size() / size_t(ND));
     w.clip = attrs_.clip;
-    if (packed_r && (*packed_r)[size_t(d)].K() == H && (*packed_r)[size_t(d)].N() == GH) w.R_packed = &(*packed_r)[size_t(d)];
+    if (packed_r) w.R_packed = &(*packed_r)[size_t(d)];  // R is constant: its shape never changes
     for (int64_t b = 0; b < Bt; ++b) {
       T* hb = h[0] + b * H;
       T* cb = c[0] + b * H;
