@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config ccache
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libcli11-dev libeigen3-dev llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
