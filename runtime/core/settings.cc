@@ -1,6 +1,8 @@
 // Settings string parsing and environment merge (runtime/core/settings.h).
 #include "runtime/core/settings.h"
 
+#include "runtime/platform/cpu_features.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -79,6 +81,11 @@ Expected<Settings> Settings::Parse(const std::string& text, std::vector<std::str
     auto v = s.GetInt(int_key, 0);
     if (!v) return v.status();
     if (*v < 0) return Diag::Msg(std::string("settings: ") + int_key + " must not be negative");
+  }
+  if (s.Has("nuphar_codegen_target")) {
+    std::string why;
+    if (!ValidateIsaTier(s.Get("nuphar_codegen_target"), "nuphar_codegen_target", &why))
+      return Diag::Msg("settings: " + why);
   }
   if (s.Has("nuphar_igemm_permute")) {
     const std::string p = Lower(s.Get("nuphar_igemm_permute"));

@@ -15,6 +15,8 @@ Expected<ngemm::NgemmTiles> ReadNgemmTiles(const NodeInfo& node) {
     if (!ngemm::ParseTileValue(node.setting(key), field, &error)) return node.Error(std::string(key) + ": " + error);
   if (!ngemm::ParsePermute(node.setting("nuphar_igemm_permute"), &tiles.permute, &error))
     return node.Error("nuphar_igemm_permute: " + error);
+  // Settings::Parse has checked the name and that the CPU supports it.
+  if (const std::string target = node.setting("nuphar_codegen_target"); !target.empty()) tiles.tier = ParseIsaTier(target);
   return tiles;
 }
 

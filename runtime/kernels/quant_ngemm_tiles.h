@@ -1,4 +1,4 @@
-// The session's NGEMM blocking settings, read once at load time by every kernel that runs on
+// The session's NGEMM settings (blocking, and the ISA tier of nuphar_codegen_target), read once at load time by every kernel that runs on
 // NGEMM (MatMulInteger, MatMulInteger16, the fused DynQuantMatMul).
 #pragma once
 

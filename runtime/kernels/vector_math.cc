@@ -1,16 +1,20 @@
-// Vector math dispatch: the only place that knows which VectorMath implementations exist (R11).
+// Vector math dispatch: the only place that knows which VectorMath implementations exist (R7,
+// R11). The table is filled per ISA tier; tiers without their own code run their fallback's
+// (runtime/platform/cpu_features.h). AVX-512 has none: zmm gave no gain here (docs/ngemm.md).
 #include "runtime/kernels/vector_math.h"
 
 #include <atomic>
 
-#include "runtime/kernels/cpu_features.h"
+#include "runtime/platform/cpu_features.h"
 
 namespace nuphar {
 namespace {
 
 const VectorMath* Pick(VectorMathPath path) {
-  if (path == VectorMathPath::kRef || !CpuHasAvx2Fma()) return &VectorMathRef();
-  return &VectorMathAvx2();
+  if (path == VectorMathPath::kRef) return &VectorMathRef();
+  if (path == VectorMathPath::kAvx2) return HostCpu().Supports(IsaTier::kAvx2) ? &VectorMathAvx2() : &VectorMathRef();
+  const VectorMath* const by_tier[kIsaTierCount] = {&VectorMathRef(), &VectorMathAvx2(), nullptr, nullptr, nullptr};
+  return &SelectForTier(by_tier, ActiveIsaTier());
 }
 
 std::atomic<const VectorMath*>& Current() {

@@ -13,6 +13,7 @@
 #include "graph/model_io.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/platform/cpu_features.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
 
@@ -72,6 +73,37 @@ Tensor RandomInput(int64_t seq, int64_t batch, int64_t dim, uint32_t seed, bool 
   for (int64_t row = 0; constant_rows && row < std::min<int64_t>(2, seq * batch); ++row)
     for (int64_t d = 0; d < dim; ++d) t.data<float>()[row * dim + d] = row == 0 ? 0.0f : 0.75f;
   return t;
+}
+
+// The fused kernel on every ISA tier this CPU has (nuphar_codegen_target) equals the reference.
+TEST_P(FusionTest, FusedOnEveryTierEqualsReferenceBitForBit) {
+  const std::string path = std::string(NUPHAR_SHARED_DIR) + "/fixtures/quantizer/" + GetParam().file;
+  SessionOptions ref_opts;
+  ref_opts.settings = "nuphar_execution_mode:reference";
+  auto reference = Session::Create(path, ref_opts);
+  ASSERT_TRUE(reference.ok()) << reference.message();
+  const std::string input_name = (*reference)->inputs()[0].name;
+  const Tensor x = RandomInput(9, 1, 32, 5, true);
+  auto want = (*reference)->Run({{input_name, x}});
+  ASSERT_TRUE(want.ok()) << want.message();
+  for (int t = 0; t < kIsaTierCount; ++t) {
+    const IsaTier tier = static_cast<IsaTier>(t);
+    if (!HostCpu().Supports(tier)) {
+      std::printf("[ INFO ] this CPU lacks the %s tier: not run\n", IsaTierName(tier));
+      continue;
+    }
+    SessionOptions opts;
+    opts.settings = std::string("nuphar_codegen_target:") + IsaTierName(tier);
+    auto fused = Session::Create(path, opts);
+    ASSERT_TRUE(fused.ok()) << fused.message();
+    EXPECT_EQ((*fused)->fused_pattern_count(), GetParam().expected_patterns);
+    auto got = (*fused)->Run({{input_name, x}});
+    ASSERT_TRUE(got.ok()) << got.message();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t k = 0; k < got->size(); ++k)
+      EXPECT_EQ(std::memcmp((*got)[k].raw(), (*want)[k].raw(), (*got)[k].bytes()), 0)
+          << "output " << k << " differs on " << IsaTierName(tier);
+  }
 }
 
 TEST_P(FusionTest, FusedEqualsUnfusedBitForBit) {

@@ -1,9 +1,10 @@
-// Dispatch (R11): the only file that knows which implementations exist. CPUID is read once; the
-// record is const; tests may force the reference path (or AVX2 where the CPU has it).
+// Dispatch (R7, R11): the only file that knows which NGEMM implementations exist. One record per
+// ISA tier, filled in tier order; the tier comes from runtime/platform (CPUID once, or
+// NUPHAR_CODEGEN_TARGET), or from the session (NgemmTiles::tier), or is forced by a test.
 #include <atomic>
 
-#include "runtime/kernels/ngemm/ngemm.h"
 #include "runtime/kernels/ngemm/dynamic_quant_internal.h"
+#include "runtime/kernels/ngemm/ngemm.h"
 #include "runtime/kernels/ngemm/ngemm_internal.h"
 
 namespace nuphar::ngemm {
@@ -13,54 +14,62 @@ namespace {
 constexpr NgemmDispatch kRefDispatch{PackBRef, KernelRef, GemvRef, 4, 1, "ref"};
 constexpr NgemmDispatch kAvx2Dispatch{PackBAvx2, KernelAvx2, GemvAvx2, 4, 4, "avx2"};
 constexpr NgemmDispatch kAvxVnniDispatch{PackBAvx2, KernelAvxVnni, GemvAvxVnni, 4, 6, "avxvnni"};
+constexpr NgemmDispatch kAvx512Dispatch{PackBAvx2, KernelAvx512, GemvAvx512, 4, 6, "avx512"};
+constexpr NgemmDispatch kAvx512VnniDispatch{PackBAvx2, KernelAvx512Vnni, GemvAvx512Vnni, 4, 8, "avx512vnni"};
+
+// Indexed by IsaTier; every tier has its own kernels.
+constexpr const NgemmDispatch* kByTier[kIsaTierCount] = {&kRefDispatch, &kAvx2Dispatch, &kAvxVnniDispatch,
+                                                         &kAvx512Dispatch, &kAvx512VnniDispatch};
 
 constexpr DynQuantRowFns kRefRowFns{QuantizeRowRef, DequantizeRowRef};
 constexpr DynQuantRowFns kAvx2RowFns{QuantizeRowAvx2, DequantizeRowAvx2};
+// The row hooks have no AVX-512 code: zmm gave no gain on the quantize/dequantize rows (docs/ngemm.md).
+constexpr const DynQuantRowFns* kRowFnsByTier[kIsaTierCount] = {&kRefRowFns, &kAvx2RowFns, nullptr, nullptr, nullptr};
 
 std::atomic<const NgemmDispatch*> g_forced{nullptr};
 
-const NgemmDispatch& DetectOnce() {
-  static const NgemmDispatch& chosen =
-      CpuHasAvxVnni() ? kAvxVnniDispatch : (CpuHasAvx2() ? kAvx2Dispatch : kRefDispatch);
-  return chosen;
+std::optional<IsaTier> TierOfPath(NgemmPath path) {
+  switch (path) {
+    case NgemmPath::kAuto: return std::nullopt;
+    case NgemmPath::kRef: return IsaTier::kPortable;
+    case NgemmPath::kAvx2: return IsaTier::kAvx2;
+    case NgemmPath::kAvxVnni: return IsaTier::kAvxVnni;
+    case NgemmPath::kAvx512: return IsaTier::kAvx512;
+    case NgemmPath::kAvx512Vnni: return IsaTier::kAvx512Vnni;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-bool CpuHasAvx2() {
-  // __builtin_cpu_supports also checks that the OS saves the ymm state (XCR0).
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-bool CpuHasAvxVnni() {
-  static const bool has = CpuHasAvx2() && __builtin_cpu_supports("avxvnni");
-  return has;
-}
-
-const NgemmDispatch& GetNgemmDispatch() {
+const NgemmDispatch& GetNgemmDispatch(std::optional<IsaTier> session_tier) {
   const NgemmDispatch* forced = g_forced.load(std::memory_order_acquire);
-  return forced != nullptr ? *forced : DetectOnce();
+  if (forced != nullptr) return *forced;
+  return SelectForTier(kByTier, session_tier ? *session_tier : ActiveIsaTier());
 }
 
-const DynQuantRowFns& GetDynQuantRowFns() {
-  return &GetNgemmDispatch() == &kRefDispatch ? kRefRowFns : kAvx2RowFns;
+const DynQuantRowFns& GetDynQuantRowFns(std::optional<IsaTier> session_tier) {
+  const NgemmDispatch& d = GetNgemmDispatch(session_tier);
+  for (int t = 0; t < kIsaTierCount; ++t) {
+    if (kByTier[t] == &d) return SelectForTier(kRowFnsByTier, static_cast<IsaTier>(t));
+  }
+  return kRefRowFns;
 }
 
 bool SetNgemmPathForTesting(NgemmPath path) {
-  switch (path) {
-    case NgemmPath::kAuto: g_forced.store(nullptr, std::memory_order_release); return true;
-    case NgemmPath::kRef: g_forced.store(&kRefDispatch, std::memory_order_release); return true;
-    case NgemmPath::kAvx2:
-      if (!CpuHasAvx2()) return false;
-      g_forced.store(&kAvx2Dispatch, std::memory_order_release);
-      return true;
-    case NgemmPath::kAvxVnni:
-      if (!CpuHasAvxVnni()) return false;
-      g_forced.store(&kAvxVnniDispatch, std::memory_order_release);
-      return true;
+  const std::optional<IsaTier> tier = TierOfPath(path);
+  if (!tier) {
+    g_forced.store(nullptr, std::memory_order_release);
+    return true;
   }
-  return false;
+  if (!HostCpu().Supports(*tier)) return false;
+  g_forced.store(kByTier[static_cast<int>(*tier)], std::memory_order_release);
+  return true;
+}
+
+bool NgemmPathAvailable(NgemmPath path) {
+  const std::optional<IsaTier> tier = TierOfPath(path);
+  return !tier || HostCpu().Supports(*tier);
 }
 
 }  // namespace nuphar::ngemm

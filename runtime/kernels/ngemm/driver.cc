@@ -20,7 +20,7 @@ namespace {
 /// C = A * B (no zero points) through the dispatched kernels.
 void Product(const uint8_t* A, int64_t M, int64_t K, int64_t lda_bytes, const PackedInt8Weights& B,
              int32_t* C, int64_t ldc, NgemmMode mode, uint8_t a_xor, const NgemmTiles& tiles) {
-  const NgemmDispatch& d = GetNgemmDispatch();
+  const NgemmDispatch& d = GetNgemmDispatch(tiles.tier);
   const int elem_bytes = ActivationBytes(mode);
   const int group = GroupElems(B.type());
   NgemmTileArgs t;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "runtime/kernels/ngemm/dynamic_quant_matmul.h"
 
@@ -48,7 +49,7 @@ struct DynQuantRowFns {
   QuantizeRowFn quantize;
   DequantizeRowFn dequantize;
 };
-/// Chosen with the same path as GetNgemmDispatch() (dispatch.cc).
-const DynQuantRowFns& GetDynQuantRowFns();
+/// Chosen with the same tier as GetNgemmDispatch(session_tier) (dispatch.cc).
+const DynQuantRowFns& GetDynQuantRowFns(std::optional<IsaTier> session_tier = std::nullopt);
 
 }  // namespace nuphar::ngemm

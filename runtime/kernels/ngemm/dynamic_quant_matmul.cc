@@ -105,7 +105,7 @@ bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K,
   if (M <= 0) return true;
   const int64_t N = w.packed->N();
   const ScratchLayout l = Layout(scheme, M, K, scratch);
-  const DynQuantRowFns& fns = GetDynQuantRowFns();
+  const DynQuantRowFns& fns = GetDynQuantRowFns(tiles.tier);
   for (int64_t m = 0; m < M; ++m) l.stats[m] = fns.quantize(scheme, X + m * ldx, K, c, l.q + m * l.q_row_bytes);
 
   if (symm) {

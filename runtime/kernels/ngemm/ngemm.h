@@ -42,9 +42,11 @@
 //   pack_b      pack int8 or int16 [K,N] into the layout above (kernels read only that layout)
 //   kernel      one M x N x K tile of C (=|+=) A*B for a given NgemmMode; register-blocked
 //   gemv        one row of A times all of B, C in registers for the whole K
-// A new ISA adds kernel_<isa>.cc/gemv_<isa>.cc/pack_<isa>.cc and one branch in dispatch.cc.
-// Paths today: ref (portable C++), avx2 (vpmaddubsw + vpmaddwd), avxvnni (vpdpbusd on ymm; the
-// AVX2 blocking instantiated with a VNNI op, exact for any u8 x s8 so it has no fast/exact split).
+// A new ISA adds kernel_<isa>.cc/gemv_<isa>.cc/pack_<isa>.cc and one entry in dispatch.cc's
+// table. Paths, one per tier of runtime/platform/cpu_features.h: ref (portable C++), avx2
+// (vpmaddubsw + vpmaddwd), avxvnni (vpdpbusd on ymm; the AVX2 blocking instantiated with a VNNI
+// op, exact for any u8 x s8 so it has no fast/exact split), avx512 (the AVX2 ops on zmm) and
+// avx512vnni (vpdpbusd on zmm); both AVX-512 tiers read two panels as one zmm.
 //
 // Thread safety: packed weights are immutable after Pack and may be shared by any number of
 // threads; every Ngemm* call is reentrant (no global state except the dispatch record, which
@@ -53,7 +55,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "runtime/platform/cpu_features.h"
 
 namespace nuphar::ngemm {
 
@@ -126,6 +131,9 @@ struct NgemmTiles {
   int n = 0;
   int k = 0;
   NgemmPermute permute = NgemmPermute::kNone;
+  /// ISA tier of the session (nuphar_codegen_target); unset = the process tier. Not blocking,
+  /// but carried here because it travels the same way: session settings -> every NGEMM call.
+  std::optional<IsaTier> tier;
 };
 
 /// Parses one tile value ("16", " 32 "). Empty -> 0 (default). Returns false and sets *error
@@ -216,16 +224,15 @@ struct NgemmDispatch {
   const char* name;
 };
 
-enum class NgemmPath : uint8_t { kAuto, kRef, kAvx2, kAvxVnni };
+enum class NgemmPath : uint8_t { kAuto, kRef, kAvx2, kAvxVnni, kAvx512, kAvx512Vnni };
 
-/// The implementation for this CPU (CPUID read once), or the one forced for testing.
-const NgemmDispatch& GetNgemmDispatch();
-/// Forces a path (kAuto restores CPUID's choice). Returns false if the path is not available on
-/// this CPU (kAvx2 without AVX2, kAvxVnni without AVX-VNNI). Not thread-safe: call before
-/// starting work.
+/// The implementation for a session's tier (nuphar_codegen_target), else the process tier
+/// (runtime/platform: CPUID once, or NUPHAR_CODEGEN_TARGET); a path forced for testing wins.
+const NgemmDispatch& GetNgemmDispatch(std::optional<IsaTier> session_tier = std::nullopt);
+/// Forces a path (kAuto restores the tier's choice). Returns false, changing nothing, if the path
+/// is not available on this CPU. Not thread-safe: call before starting work.
 bool SetNgemmPathForTesting(NgemmPath path);
-bool CpuHasAvx2();
-/// AVX-VNNI (VEX vpdpbusd on ymm). The target Zen3 has none; CPUID picks it where present.
-bool CpuHasAvxVnni();
+/// Whether this CPU can run a path (kAuto and kRef always).
+bool NgemmPathAvailable(NgemmPath path);
 
 }  // namespace nuphar::ngemm

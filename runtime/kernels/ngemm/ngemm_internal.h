@@ -47,6 +47,12 @@ void GemvAvx2(const NgemmTileArgs& args);
 void KernelAvxVnni(const NgemmTileArgs& args);
 void GemvAvxVnni(const NgemmTileArgs& args);
 
+// AVX-512 paths (kernel_avx512.cc: BW without VNNI; kernel_avx512vnni.cc); packing is the AVX2 one.
+void KernelAvx512(const NgemmTileArgs& args);
+void GemvAvx512(const NgemmTileArgs& args);
+void KernelAvx512Vnni(const NgemmTileArgs& args);
+void GemvAvx512Vnni(const NgemmTileArgs& args);
+
 /// Tiles after the guards of R2 for one call.
 struct ResolvedTiles {
   int64_t m, n, k;

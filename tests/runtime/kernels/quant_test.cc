@@ -8,6 +8,7 @@
 #include <random>
 
 #include "runtime/kernels/ngemm/ngemm.h"
+#include "runtime/platform/cpu_features.h"
 #include "tests/runtime/kernels/single_node_model.h"
 
 namespace nuphar {
@@ -201,6 +202,37 @@ TEST(NgemmTileSettingsTest, InvalidTileFailsCreationAndValidTilesKeepResults) {
       EXPECT_EQ(Values<int32_t>((*out)[0]), expected[i]) << good;
     }
   }
+}
+
+// nuphar_codegen_target picks the NGEMM tier of a session: every tier this CPU has gives the
+// plain loop's integers; an unknown name, or a tier the CPU lacks, fails creation naming the key.
+TEST(NgemmTileSettingsTest, CodegenTargetRunsEveryTierBitIdentically) {
+  const int64_t M = 19, K = 67, N = 45;
+  const auto a8 = RandomInts<uint8_t>(M * K, 41);
+  const auto b8 = RandomInts<int8_t>(K * N, 42);
+  const SingleNode node{.op = "MatMulInteger", .opset = 10,
+                        .inputs = {Tensor::FromVector<uint8_t>({M, K}, a8), Tensor::FromVector<int8_t>({K, N}, b8)},
+                        .constant_inputs = {1}};
+  const std::vector<int32_t> expected = NaiveMatMulInteger<uint8_t, int8_t>(a8, b8, M, K, N, {0}, {0});
+  int tiers_run = 0;
+  for (const char* tier : {"portable", "avx2", "avxvnni", "avx512", "avx512vnni"}) {
+    const std::string settings = std::string("nuphar_codegen_target:") + tier;
+    auto out = RunWithSettings(node, settings);
+    if (!HostCpu().Supports(*ParseIsaTier(tier))) {
+      ASSERT_FALSE(out.ok()) << tier;
+      EXPECT_NE(out.message().find("nuphar_codegen_target"), std::string::npos) << out.message();
+      std::printf("[ INFO ] this CPU lacks the %s tier: checked that it is refused\n", tier);
+      continue;
+    }
+    ASSERT_TRUE(out.ok()) << settings << ": " << out.message();
+    EXPECT_EQ(Values<int32_t>((*out)[0]), expected) << tier;
+    ++tiers_run;
+  }
+  EXPECT_GE(tiers_run, 1);
+  auto bad = RunWithSettings(node, "nuphar_codegen_target:sse9");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("nuphar_codegen_target"), std::string::npos) << bad.message();
+  EXPECT_NE(bad.message().find("sse9"), std::string::npos) << bad.message();
 }
 
 TEST(QuantizeLinearTest, RoundsHalfToEvenAndSaturates) {

@@ -88,7 +88,10 @@ NgemmMode RunCase(const Case& c, uint32_t seed) {
 
 class NgemmPathTest : public ::testing::TestWithParam<NgemmPath> {
  protected:
-  void SetUp() override { guard_ = std::make_unique<PathGuard>(GetParam()); }
+  void SetUp() override {
+    NGEMM_SKIP_IF_UNAVAILABLE(GetParam());
+    guard_ = std::make_unique<PathGuard>(GetParam());
+  }
   void TearDown() override { guard_.reset(); }
   std::unique_ptr<PathGuard> guard_;
 };
@@ -144,7 +147,8 @@ TEST_P(NgemmPathTest, AdversarialExtremesTakeExactPath) {
 TEST_P(NgemmPathTest, FastModeWouldSaturateOnAdversarialInputs) {
   // Proves the exact path is needed: forcing the fast mode on the adversarial case gives a wrong
   // answer on AVX2 (the reference has no saturating step, so it is skipped there).
-  if (GetParam() != NgemmPath::kAvx2) GTEST_SKIP() << "only the AVX2 fast mode saturates";
+  if (GetParam() != NgemmPath::kAvx2 && GetParam() != NgemmPath::kAvx512)
+    GTEST_SKIP() << "only the vpmaddubsw fast mode (avx2, avx512) saturates";
   const int64_t K = 8, N = 8;
   std::vector<uint8_t> A(K, 255);
   std::vector<int8_t> B(K * N, -128);
@@ -281,11 +285,11 @@ TEST_P(NgemmPathTest, DISABLED_LongSweep) {
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, NgemmPathTest, ::testing::ValuesIn(AvailablePaths()),
+INSTANTIATE_TEST_SUITE_P(Paths, NgemmPathTest, ::testing::ValuesIn(testing::AllPaths()),
                          [](const ::testing::TestParamInfo<NgemmPath>& info) { return testing::PathName(info.param); });
 
 TEST(NgemmPack, Avx2PackEqualsReferenceByteForByte) {
-  if (!CpuHasAvx2()) GTEST_SKIP() << "no AVX2";
+  if (!NgemmPathAvailable(NgemmPath::kAvx2)) GTEST_SKIP() << "no AVX2";
   std::mt19937 rng(11);
   for (int64_t K : {1, 4, 5, 64, 67})
     for (int64_t N : {1, 31, 32, 33, 96, 100}) {
@@ -347,15 +351,22 @@ TEST(NgemmPack, RejectsBadArguments) {
 TEST(NgemmDispatchTest, ForcedPathsAndNames) {
   ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kRef));
   EXPECT_STREQ(GetNgemmDispatch().name, "ref");
-  if (CpuHasAvx2()) {
-    ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kAvx2));
-    EXPECT_STREQ(GetNgemmDispatch().name, "avx2");
-  } else {
-    EXPECT_FALSE(SetNgemmPathForTesting(NgemmPath::kAvx2));
+  for (NgemmPath path : testing::AllPaths()) {
+    if (NgemmPathAvailable(path)) {
+      ASSERT_TRUE(SetNgemmPathForTesting(path));
+      EXPECT_EQ(GetNgemmDispatch().name, testing::PathName(path));
+    } else {
+      EXPECT_FALSE(SetNgemmPathForTesting(path)) << testing::PathName(path);
+      EXPECT_EQ(GetNgemmDispatch().name, testing::PathName(NgemmPath::kRef)) << "a refused path changes nothing";
+      ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kRef));
+    }
   }
   ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kAuto));
-  EXPECT_STREQ(GetNgemmDispatch().name, CpuHasAvxVnni() ? "avxvnni" : (CpuHasAvx2() ? "avx2" : "ref"));
-  if (!CpuHasAvxVnni()) EXPECT_FALSE(SetNgemmPathForTesting(NgemmPath::kAvxVnni));
+  // Unforced, the process tier (CPUID's best unless NUPHAR_CODEGEN_TARGET says otherwise) decides.
+  EXPECT_STREQ(GetNgemmDispatch().name, IsaTierName(ActiveIsaTier()) == std::string("portable") ? "ref"
+                                                                                               : IsaTierName(ActiveIsaTier()));
+  // A session's tier wins over the process tier.
+  EXPECT_STREQ(GetNgemmDispatch(IsaTier::kPortable).name, "ref");
 }
 
 }  // namespace

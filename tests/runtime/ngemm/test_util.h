@@ -84,11 +84,17 @@ void FillRandom(T* p, size_t n, int lo, int hi, std::mt19937& rng) {
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(d(rng));
 }
 
-/// Runs a test body once per available path (reference always, the others when the CPU has them).
+/// Every path, one per ISA tier: parameterized tests run on each and skip, with a message, the
+/// tiers this CPU lacks (so a report shows which tiers were not exercised).
+inline std::vector<NgemmPath> AllPaths() {
+  return {NgemmPath::kRef, NgemmPath::kAvx2, NgemmPath::kAvxVnni, NgemmPath::kAvx512, NgemmPath::kAvx512Vnni};
+}
+
+/// The paths this CPU can run (reference always).
 inline std::vector<NgemmPath> AvailablePaths() {
-  std::vector<NgemmPath> paths{NgemmPath::kRef};
-  if (CpuHasAvx2()) paths.push_back(NgemmPath::kAvx2);
-  if (CpuHasAvxVnni()) paths.push_back(NgemmPath::kAvxVnni);
+  std::vector<NgemmPath> paths;
+  for (NgemmPath p : AllPaths())
+    if (NgemmPathAvailable(p)) paths.push_back(p);
   return paths;
 }
 
@@ -97,10 +103,19 @@ inline std::string PathName(NgemmPath p) {
     case NgemmPath::kRef: return "ref";
     case NgemmPath::kAvx2: return "avx2";
     case NgemmPath::kAvxVnni: return "avxvnni";
+    case NgemmPath::kAvx512: return "avx512";
+    case NgemmPath::kAvx512Vnni: return "avx512vnni";
     case NgemmPath::kAuto: return "auto";
   }
   return "unknown";
 }
+
+/// For a parameterized fixture's SetUp: skips (with the tier's name) when the CPU lacks the path.
+#define NGEMM_SKIP_IF_UNAVAILABLE(path)                                                          \
+  do {                                                                                           \
+    if (!::nuphar::ngemm::NgemmPathAvailable(path))                                              \
+      GTEST_SKIP() << "this CPU lacks the " << ::nuphar::ngemm::testing::PathName(path) << " tier"; \
+  } while (0)
 
 struct PathGuard {
   explicit PathGuard(NgemmPath p) { EXPECT_TRUE(SetNgemmPathForTesting(p)); }
