@@ -15,19 +15,25 @@ namespace avx512vnni {
 /// that stay in registers. Written with intrinsics, GCC 12 copies all 16 accumulators every
 /// iteration (vpdpbusd's tied operand) and spills two: 362 instead of ~450 GMAC/s at M=100 on
 /// Zen 5. Results are the same integer sums as the intrinsic path.
-void Block8x32(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t groups, __m512i (&acc)[8][2]) {
+void Block8x32(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t groups, int32_t* out,
+               int64_t out_stride) {
   const uint8_t* a3 = a + 3 * lda;
   const uint8_t* a6 = a + 6 * lda;
   int64_t offset = 0;
   const int64_t end = groups * kGroupBytes;
   // Accumulators live in zmm0..15 (row r: zmm(2r), zmm(2r+1)), start at zero and are stored to
-  // `acc` at the end (an asm statement has at most 30 operands, too few to bind 16 of them).
+  // out + r * out_stride at the end (an asm statement has at most 30 operands, too few to bind
+  // 16 of them as values).
+  int32_t* out3 = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(out) + 3 * out_stride);
+  int32_t* out6 = reinterpret_cast<int32_t*>(reinterpret_cast<uint8_t*>(out) + 6 * out_stride);
 #define NGEMM_VNNI_ROW(addr, c0, c1)      \
   "vpbroadcastd " addr ", %%zmm29\n\t"    \
   "vpdpbusd %%zmm30, %%zmm29, %%" c0 "\n\t" \
   "vpdpbusd %%zmm31, %%zmm29, %%" c1 "\n\t"
 #define NGEMM_VNNI_ZERO(i) "vpxord %%zmm" #i ", %%zmm" #i ", %%zmm" #i "\n\t"
-#define NGEMM_VNNI_ACC_OUT(i) "vmovdqu64 %%zmm" #i ", " #i "*64(%[acc])\n\t"
+#define NGEMM_VNNI_STORE(addr, c0, c1) \
+  "vmovdqu32 %%" c0 ", " addr "\n\t"     \
+  "vmovdqu32 %%" c1 ", 64+" addr "\n\t"
   asm volatile(
       NGEMM_VNNI_ZERO(0) NGEMM_VNNI_ZERO(1) NGEMM_VNNI_ZERO(2)
       NGEMM_VNNI_ZERO(3) NGEMM_VNNI_ZERO(4) NGEMM_VNNI_ZERO(5)
@@ -52,16 +58,21 @@ void Block8x32(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t g
       "add $128, %[off]\n\t"
       "cmp %[end], %[off]\n\t"
       "jl 1b\n\t"
-      NGEMM_VNNI_ACC_OUT(0) NGEMM_VNNI_ACC_OUT(1) NGEMM_VNNI_ACC_OUT(2) NGEMM_VNNI_ACC_OUT(3)
-      NGEMM_VNNI_ACC_OUT(4) NGEMM_VNNI_ACC_OUT(5) NGEMM_VNNI_ACC_OUT(6) NGEMM_VNNI_ACC_OUT(7)
-      NGEMM_VNNI_ACC_OUT(8) NGEMM_VNNI_ACC_OUT(9) NGEMM_VNNI_ACC_OUT(10) NGEMM_VNNI_ACC_OUT(11)
-      NGEMM_VNNI_ACC_OUT(12) NGEMM_VNNI_ACC_OUT(13) NGEMM_VNNI_ACC_OUT(14) NGEMM_VNNI_ACC_OUT(15)
+      NGEMM_VNNI_STORE("(%[o])", "zmm0", "zmm1")
+      NGEMM_VNNI_STORE("(%[o],%[os],1)", "zmm2", "zmm3")
+      NGEMM_VNNI_STORE("(%[o],%[os],2)", "zmm4", "zmm5")
+      NGEMM_VNNI_STORE("(%[o3])", "zmm6", "zmm7")
+      NGEMM_VNNI_STORE("(%[o3],%[os],1)", "zmm8", "zmm9")
+      NGEMM_VNNI_STORE("(%[o3],%[os],2)", "zmm10", "zmm11")
+      NGEMM_VNNI_STORE("(%[o6])", "zmm12", "zmm13")
+      NGEMM_VNNI_STORE("(%[o6],%[os],1)", "zmm14", "zmm15")
       : [a] "+r"(a), [a3] "+r"(a3), [a6] "+r"(a6), [off] "+r"(offset)
-      : [b0] "r"(b[0]), [b1] "r"(b[1]), [lda] "r"(lda), [end] "r"(end), [acc] "r"(&acc[0][0])
+      : [b0] "r"(b[0]), [b1] "r"(b[1]), [lda] "r"(lda), [end] "r"(end), [o] "r"(out), [o3] "r"(out3),
+        [o6] "r"(out6), [os] "r"(out_stride)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
         "xmm12", "xmm13", "xmm14", "xmm15", "xmm29", "xmm30", "xmm31", "cc", "memory");
 #undef NGEMM_VNNI_ZERO
-#undef NGEMM_VNNI_ACC_OUT
+#undef NGEMM_VNNI_STORE
 #undef NGEMM_VNNI_ROW
 }
 
@@ -116,8 +127,9 @@ struct U8S8 {
   template <int MR, int NP>
   static constexpr bool kHasBlock = !kXor && MR == 8 && NP == 2;
   template <int MR, int NP>
-  static void Block(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t groups, __m512i (&acc)[MR][NP]) {
-    if constexpr (kHasBlock<MR, NP>) Block8x32(a, lda, b, groups, acc);
+  static void Block(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t groups, int32_t* out,
+                    int64_t out_stride) {
+    if constexpr (kHasBlock<MR, NP>) Block8x32(a, lda, b, groups, out, out_stride);
   }
   struct A { __m512i v; };
   static A Prepare(uint32_t group) { return {avx512::Broadcast<kXor>(group)}; }

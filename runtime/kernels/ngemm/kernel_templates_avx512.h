@@ -37,7 +37,7 @@ struct NoBlock {
   template <int MR, int NP>
   static constexpr bool kHasBlock = false;
   template <int MR, int NP>
-  static void Block(const uint8_t*, int64_t, const uint8_t* const*, int64_t, __m512i (&)[MR][NP]) {}
+  static void Block(const uint8_t*, int64_t, const uint8_t* const*, int64_t, int32_t*, int64_t) {}
   static constexpr bool kHasGemvBlock = false;
   static void GemvBlock(const uint8_t*, const uint8_t*, int64_t, __m512i*) {}
 };
@@ -104,14 +104,20 @@ void MicroTile(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   };
   int64_t g = 0;
   // An op may run the full k-groups of a whole MR x NP block in its own hand-scheduled loop
-  // (GCC copies every zmm accumulator each iteration otherwise; see kernel_avx512vnni.cc). The
-  // accumulators are zero here, and Block may rely on it.
+  // (GCC copies every zmm accumulator each iteration otherwise; see kernel_avx512vnni.cc). It
+  // starts from zero and stores its sums to rows `out_stride` bytes apart: straight into C when
+  // the block is all of C's values (full width, no partial k-group, C not accumulated), else
+  // into `acc`, which the loop below continues.
   if constexpr (kContiguous && Op::template kHasBlock<MR, NP>) {
     if (full_groups > 0) {
       const uint8_t* b[NP];
       #pragma GCC unroll 4
       for (int p = 0; p < NP; ++p) b[p] = pair[p].lo;
-      Op::template Block<MR, NP>(a, lda, b, full_groups, acc);
+      if (!t.accumulate && row_bytes % 4 == 0 && t.cols - col0 >= 16 * NP) {
+        Op::template Block<MR, NP>(a, lda, b, full_groups, t.c + row0 * t.ldc + col0, t.ldc * 4);
+        return;
+      }
+      Op::template Block<MR, NP>(a, lda, b, full_groups, reinterpret_cast<int32_t*>(&acc[0][0]), NP * 64);
       g = full_groups;
     }
   }
