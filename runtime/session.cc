@@ -11,6 +11,7 @@
 #include "graph/model_io.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
+#include "runtime/platform/thread_pool.h"
 
 namespace nuphar {
 namespace {
@@ -77,7 +78,6 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
                                                             const std::string& origin) {
   std::unique_ptr<Session> s(new Session());
   s->options_ = options;
-  if (options.num_threads < 1) return Diag::Msg("num_threads must be at least 1");
   std::vector<std::string> warnings;
   auto settings = Settings::Parse(options.settings, &warnings);
   if (!settings) return settings.status();
@@ -94,6 +94,13 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   model_->file = origin;
   model_->settings = settings_.get();
   model_->fuse_kernels = !settings_->Is("nuphar_execution_mode", "reference");
+  // Settings::Parse has checked both are non-negative integers.
+  NUPHAR_ASSIGN_OR_RETURN(const long long threads, settings_->GetInt("nuphar_num_threads", 1));
+  if (threads > 1024) return Diag::Msg("settings: nuphar_num_threads must be at most 1024, not " + std::to_string(threads));
+  thread_pool_ = ThreadPool::Create(threads < 1 ? 1 : static_cast<int>(threads));
+  model_->pool = thread_pool_.get();
+  NUPHAR_ASSIGN_OR_RETURN(const long long min_work, settings_->GetInt("nuphar_parallel_min_workloads", 0));
+  model_->parallel_min_work = min_work;
   for (const auto& op : model_in.opset_import())
     model_->opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
   if (!model_->opsets.count("")) {
@@ -130,6 +137,14 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 }
 
 int Session::fused_pattern_count() const { return model_->fused_patterns; }
+
+int Session::num_threads() const { return thread_pool_ ? thread_pool_->num_threads() : 1; }
+
+int Session::concurrent_node_pairs() const {
+  int pairs = 0;
+  for (const PlanNode& node : plan_->nodes()) pairs += node.run_with_next ? 1 : 0;
+  return pairs;
+}
 
 Status Session::CheckInputs(const NamedTensors& inputs) const {
   std::map<std::string, int64_t> symbols;  // dim_param -> value, first writer wins

@@ -28,12 +28,12 @@ class GraphPlan;
 class Frame;
 struct ModelContext;
 class Settings;
+class ThreadPool;
 
 struct SessionOptions {
-  /// Nuphar-style settings string "key:value, key:value" (README, "Runtime settings").
+  /// Nuphar-style settings string "key:value, key:value" (README, "Runtime settings"). Threads
+  /// are nuphar_num_threads there (worker count including the calling thread, R6; default 1).
   std::string settings;
-  /// Worker count including the calling thread (R6). 1 = everything on the calling thread.
-  int num_threads = 1;
 };
 
 /// A graph input or output as declared in the model.
@@ -65,6 +65,12 @@ class Session {
   /// Subgraph patterns replaced by fused kernels at load time (0 in "reference" mode).
   int fused_pattern_count() const;
 
+  /// Threads the session runs on (nuphar_num_threads), the calling thread included.
+  int num_threads() const;
+  /// Pairs of independent sequence nodes (Scan, Loop, LSTM/GRU/RNN) of the main graph that run
+  /// side by side (0 with one thread).
+  int concurrent_node_pairs() const;
+
   /// Runs the model. `output_names` empty = all graph outputs, in graph order.
   Expected<std::vector<Tensor>> Run(const NamedTensors& inputs, const std::vector<std::string>& output_names = {}) const;
 
@@ -77,6 +83,7 @@ class Session {
 
   SessionOptions options_;
   std::unique_ptr<Settings> settings_;
+  std::unique_ptr<ThreadPool> thread_pool_;  ///< destroyed after model_ and plan_, which point at it
   std::string origin_;
   std::unique_ptr<ModelContext> model_;
   std::shared_ptr<GraphPlan> plan_;

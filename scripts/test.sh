@@ -11,6 +11,13 @@ bash "$root/scripts/build.sh" "$root/build"
 (cd "$root/build" && ctest --output-on-failure -j "$jobs")
 
 if [ "${NUPHAR_SKIP_SANITIZE:-0}" != 1 ]; then
+  # ThreadSanitizer pass: the threading tests only (the worker pool, NGEMM splits, sessions on
+  # two threads and concurrent Runs); halt on the first report.
+  cmake -S "$root" -B "$root/build-tsan" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUPHAR_SANITIZE=thread \
+    -DNUPHAR_BUILD_BENCH=OFF
+  cmake --build "$root/build-tsan" -j "$jobs" --target threading_test
+  (cd "$root/build-tsan" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --output-on-failure -R '^threading_test$')
+
   # Sanitizer pass: unit tests only (the conformance suite forks per test and takes longer).
   bash "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUPHAR_SANITIZE=ON -DNUPHAR_BUILD_BENCH=OFF
   (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -2,6 +2,8 @@
 // execution (runtime/core/graph_plan.h).
 #include "runtime/core/graph_plan.h"
 
+#include "runtime/platform/thread_pool.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <unordered_set>
@@ -151,6 +153,74 @@ static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* p
   };
 }
 
+// Inter-op concurrency (R6, §8.5 priority 1): the nodes worth a core of their own are the
+// ones that run a whole sequence (the two directions of a bidirectional layer after to_scan,
+// independent streams). The first such node is paired with the next one that does not depend
+// on it; that node and the nodes it needs are moved up, which keeps the order topological since
+// none of them depends on the first, and the pair is marked to run side by side.
+namespace {
+
+bool RunsASequence(const PlanNode& node) {
+  const std::string& op = node.op_type;
+  return op == "Scan" || op == "Loop" || op == "LSTM" || op == "GRU" || op == "RNN";
+}
+
+}  // namespace
+
+void GraphPlan::PairIndependentNodes(GraphPlan* plan) {
+  std::vector<PlanNode>& nodes = plan->nodes_;
+  const int n = static_cast<int>(nodes.size());
+  for (int i = 0; i < n; ++i) {
+    if (!RunsASequence(nodes[i]) || (i > 0 && nodes[i - 1].run_with_next)) continue;
+    // Producer of every local slot, for the current order.
+    std::vector<int> producer(static_cast<size_t>(plan->num_locals_), -1);
+    for (int k = 0; k < n; ++k)
+      for (int slot : nodes[k].outputs)
+        if (slot >= 0) producer[static_cast<size_t>(slot)] = k;
+    auto deps_of = [&](int k, auto&& visit) {
+      for (const auto* refs : {&nodes[k].inputs, &nodes[k].implicit_inputs})
+        for (int ref : *refs)
+          if (ref >= 0 && ref < plan->num_locals_ && producer[static_cast<size_t>(ref)] >= 0)
+            visit(producer[static_cast<size_t>(ref)]);
+    };
+    for (int j = i + 1; j < n; ++j) {
+      if (!RunsASequence(nodes[j])) continue;
+      // Ancestors of j after i (j's other ancestors already run before i).
+      std::vector<char> needed(static_cast<size_t>(n), 0);
+      std::vector<int> stack{j};
+      bool depends_on_i = false;
+      while (!stack.empty() && !depends_on_i) {
+        const int k = stack.back();
+        stack.pop_back();
+        deps_of(k, [&](int d) {
+          if (d == i) depends_on_i = true;
+          if (d > i && !needed[static_cast<size_t>(d)]) {
+            needed[static_cast<size_t>(d)] = 1;
+            stack.push_back(d);
+          }
+        });
+      }
+      if (depends_on_i) continue;
+      // New order: [.. i) + j's ancestors in (i, j) + i + j + the rest of (i, j) + (j ..].
+      std::vector<PlanNode> reordered;
+      reordered.reserve(static_cast<size_t>(n));
+      for (int k = 0; k < i; ++k) reordered.push_back(std::move(nodes[k]));
+      for (int k = i + 1; k < j; ++k)
+        if (needed[static_cast<size_t>(k)]) reordered.push_back(std::move(nodes[k]));
+      const int first = static_cast<int>(reordered.size());
+      reordered.push_back(std::move(nodes[i]));
+      reordered.push_back(std::move(nodes[j]));
+      for (int k = i + 1; k < j; ++k)
+        if (!needed[static_cast<size_t>(k)]) reordered.push_back(std::move(nodes[k]));
+      for (int k = j + 1; k < n; ++k) reordered.push_back(std::move(nodes[k]));
+      nodes = std::move(reordered);
+      nodes[static_cast<size_t>(first)].run_with_next = true;
+      i = first + 1;  // continue after the pair
+      break;
+    }
+  }
+}
+
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   auto plan = std::make_shared<GraphPlan>();
@@ -265,6 +335,12 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
       types.push_back(t);
     }
     for (const auto& o : node.output()) pn.outputs.push_back(o.empty() ? -1 : scope.refs.at(o));
+    if (HasSubgraph(node)) {
+      for (const auto& name : ImplicitInputs(node)) {
+        auto it = scope.refs.find(name);
+        if (it != scope.refs.end()) pn.implicit_inputs.push_back(it->second);
+      }
+    }
 
     auto ov = opset_overrides.find(node.name());
     const int opset = ov != opset_overrides.end() ? ov->second : model.OpsetFor(node.domain());
@@ -299,6 +375,9 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     plan->nodes_.push_back(std::move(pn));
   }
 
+  plan->pool_ = model.pool;
+  if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
+
   for (const auto& out : graph.output()) {
     const int ref = scope.Resolve(out.name());
     if (ref == -1) return fail(Diag::Msg("graph output '" + out.name() + "' is not produced by any node or input"));
@@ -316,10 +395,11 @@ Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan) {
   outer_.reserve(plan.outer_refs_.size());
   for (int r : plan.outer_refs_) outer_.push_back(parent ? parent->Get(r) : nullptr);
   node_scratch_.resize(plan.nodes_.size());
+  node_unnamed_.resize(plan.nodes_.size());
 }
 
 Status Frame::Execute() {
-  for (size_t i = 0; i < plan_.nodes().size(); ++i) {
+  auto run = [&](size_t i) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
     Status s = node.kernel->Compute(ctx);
@@ -330,6 +410,20 @@ Status Frame::Execute() {
       }
       return s.WithGraph(plan_.name());
     }
+    return Status::OK();
+  };
+  const size_t n = plan_.nodes().size();
+  for (size_t i = 0; i < n; ++i) {
+    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr) {
+      // Independent nodes: disjoint outputs, node scratch and unnamed outputs; inputs are read only.
+      Status pair[2];
+      plan_.pool_->ParallelFor(2, [&](int t) { pair[t] = run(i + static_cast<size_t>(t)); });
+      NUPHAR_RETURN_IF_ERROR(std::move(pair[0]));
+      NUPHAR_RETURN_IF_ERROR(std::move(pair[1]));
+      ++i;
+      continue;
+    }
+    NUPHAR_RETURN_IF_ERROR(run(i));
   }
   return Status::OK();
 }

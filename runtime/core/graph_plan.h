@@ -33,8 +33,10 @@ class ModelProto;
 
 namespace nuphar {
 
-/// Facts about the whole model that every graph compile needs.
 class Settings;
+class ThreadPool;
+
+/// Facts about the whole model that every graph compile needs.
 
 struct ModelContext {
   const Settings* settings = nullptr;                   ///< the session's settings (never null in a session)
@@ -44,6 +46,11 @@ struct ModelContext {
   /// Run the fusion passes (runtime/fusion/) on every graph; off in "reference" execution mode,
   /// which executes the model's nodes exactly as written.
   bool fuse_kernels = true;
+  /// The session's workers (nuphar_num_threads; null or 1 thread = everything on the caller) and
+  /// nuphar_parallel_min_workloads (R6). Frames run independent Scans/Loops/RNNs side by side on
+  /// it; NGEMM kernels split products on it above the threshold.
+  ThreadPool* pool = nullptr;
+  int64_t parallel_min_work = 0;
   /// Patterns the fusion passes replaced, over all graphs compiled so far (for tools and tests).
   mutable int fused_patterns = 0;
   int OpsetFor(const std::string& domain) const;
@@ -54,6 +61,10 @@ struct PlanNode {
   std::string op_type;
   std::vector<int> inputs;   ///< refs; -1 for an absent optional input
   std::vector<int> outputs;  ///< local slots; -1 for an absent output
+  std::vector<int> implicit_inputs;  ///< refs a subgraph of the node reads from this graph
+  /// Runs concurrently with the next node on the session's pool (they are independent; see
+  /// PairIndependentNodes in graph_plan.cc).
+  bool run_with_next = false;
   std::unique_ptr<OpKernel> kernel;
 };
 
@@ -78,6 +89,8 @@ class GraphPlan {
  private:
   friend class Frame;
   friend struct PlanScope;
+  /// Compile stage: marks independent sequence nodes to run side by side (needs a pool).
+  static void PairIndependentNodes(GraphPlan* plan);
   std::string name_;
   int num_locals_ = 0;
   std::deque<Tensor> constants_;  ///< deque: references stay valid while folding appends
@@ -85,6 +98,7 @@ class GraphPlan {
   std::vector<std::string> input_names_, output_names_;
   std::vector<int> input_slots_, input_defaults_, output_refs_;
   std::vector<PlanNode> nodes_;
+  ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
   std::shared_ptr<onnx::GraphProto> expanded_;  ///< the graph with function ops expanded, if any were
 };
 
@@ -118,14 +132,18 @@ class Frame {
   Tensor& Local(int slot) { return locals_[static_cast<size_t>(slot)]; }
   /// Binds graph input i (a shallow copy; the plan never writes into inputs).
   void SetInput(size_t i, const Tensor& value) { locals_[static_cast<size_t>(plan_.input_slot(i))] = value; }
-  /// Where outputs nobody names are written.
-  Tensor& scratch() { return scratch_; }
+  /// Where outputs nobody names are written: one tensor per plan node (two nodes that run side
+  /// by side must not share it), a frame-wide one for index -1.
+  Tensor& UnnamedOutput(int node_index) {
+    return node_index < 0 ? scratch_ : node_unnamed_[static_cast<size_t>(node_index)];
+  }
   /// Working memory of node `index` (KernelContext::Scratch); -1 = a frame-wide buffer.
   Tensor& NodeScratch(int index) {
     return index < 0 ? frame_scratch_ : node_scratch_[static_cast<size_t>(index)];
   }
 
-  /// Runs every node in order. Errors name the node and graph.
+  /// Runs every node in order (a node marked run_with_next together with the next one, on the
+  /// session's pool). Errors name the node and graph.
   Status Execute();
 
  private:
@@ -136,6 +154,7 @@ class Frame {
   Tensor scratch_;
   Tensor frame_scratch_;
   std::vector<Tensor> node_scratch_;  ///< one per plan node
+  std::vector<Tensor> node_unnamed_;  ///< one per plan node
 };
 
 }  // namespace nuphar

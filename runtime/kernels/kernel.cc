@@ -33,6 +33,12 @@ std::string NodeInfo::setting(const std::string& key) const {
   return s ? s->Get(key) : std::string();
 }
 
+ThreadPool* NodeInfo::thread_pool() const { return scope_ && scope_->model ? scope_->model->pool : nullptr; }
+
+int64_t NodeInfo::parallel_min_work() const {
+  return scope_ && scope_->model ? scope_->model->parallel_min_work : 0;
+}
+
 const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const {
   for (const auto& a : node_.attribute())
     if (a.name() == name) return &a;
@@ -91,7 +97,7 @@ const Tensor* KernelContext::input(size_t i) const {
 }
 
 Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> shape) {
-  Tensor* t = output_needed(i) ? &frame_.Local(outputs_[i]) : &frame_.scratch();
+  Tensor* t = output_needed(i) ? &frame_.Local(outputs_[i]) : &frame_.UnnamedOutput(node_index_);
   t->Resize(dtype, shape);
   return t;
 }

@@ -24,6 +24,8 @@ class AttributeProto;
 
 namespace nuphar {
 
+class ThreadPool;
+
 class GraphPlan;
 class Frame;
 struct PlanScope;
@@ -70,6 +72,10 @@ class NodeInfo {
 
   /// The session setting `key` (runtime/core/settings.h), or "" when unset.
   std::string setting(const std::string& key) const;
+  /// The session's worker pool and nuphar_parallel_min_workloads (ModelContext), for kernels
+  /// that split their work; null / 0 outside a session.
+  ThreadPool* thread_pool() const;
+  int64_t parallel_min_work() const;
 
   /// A Diag for this node.
   Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }

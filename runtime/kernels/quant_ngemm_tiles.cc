@@ -17,6 +17,8 @@ Expected<ngemm::NgemmTiles> ReadNgemmTiles(const NodeInfo& node) {
     return node.Error("nuphar_igemm_permute: " + error);
   // Settings::Parse has checked the name and that the CPU supports it.
   if (const std::string target = node.setting("nuphar_codegen_target"); !target.empty()) tiles.tier = ParseIsaTier(target);
+  tiles.pool = node.thread_pool();
+  tiles.parallel_min_work = node.parallel_min_work();
   return tiles;
 }
 

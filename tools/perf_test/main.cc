@@ -51,7 +51,9 @@ int main(int argc, char** argv) {
   app.add_option("-t,--time", seconds, "run for at least this many seconds instead of -r")
       ->check(CLI::PositiveNumber)
       ->excludes(r_opt);
-  app.add_option("-x,--threads", threads, "worker threads including the caller (default 1)")->check(CLI::Range(1, 256));
+  auto* x_opt = app.add_option("-x,--threads", threads,
+                               "threads including the caller: the setting nuphar_num_threads (default 1)")
+                    ->check(CLI::Range(1, 256));
   app.add_option("--dims", dim_specs, "values for symbolic dims: name=value,...");
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
   app.add_option("--input-dir", input_dir, "feed inputs from *.pb / *.bin files in DIR");
@@ -63,8 +65,8 @@ int main(int argc, char** argv) {
 
   auto dims = ExitOnErr(kTool, ParseDimSpecs(dim_specs));
   SessionOptions options;
-  options.num_threads = threads;
   options.settings = "nuphar_execution_mode:" + std::string(engine == "jit" ? "jit" : "reference") +
+                     (x_opt->count() > 0 ? ", nuphar_num_threads:" + std::to_string(threads) : std::string()) +
                      (settings.empty() ? "" : ", " + settings);
   const auto t0 = std::chrono::steady_clock::now();
   auto session = ExitOnErr(kTool, Session::Create(model, options));
@@ -116,7 +118,7 @@ int main(int argc, char** argv) {
   nlohmann::json in_meta = nlohmann::json::array(), out_meta = nlohmann::json::array();
   for (const auto& [name, t] : inputs) in_meta.push_back(Describe(name, t));
   for (size_t k = 0; k < outputs.size(); ++k) out_meta.push_back(Describe(session->outputs()[k].name, outputs[k]));
-  nlohmann::json out = {{"model", model},          {"engine", engine},          {"threads", threads},
+  nlohmann::json out = {{"model", model},          {"engine", engine},          {"threads", session->num_threads()},
                         {"seed", seed},            {"dims", dims},              {"inputs", in_meta},
                         {"outputs", out_meta},     {"load_ms", Round3(load_ms)}, {"warmup", warmup},
                         {"iters", n},              {"median_ms", Round3(median)}, {"min_ms", Round3(sorted.front())},

@@ -7,6 +7,7 @@
 
 #include "runtime/kernels/ngemm/ngemm.h"
 #include "runtime/kernels/ngemm/ngemm_internal.h"
+#include "runtime/platform/thread_pool.h"
 
 namespace nuphar::ngemm {
 
@@ -17,31 +18,55 @@ namespace {
   std::abort();
 }
 
-/// C = A * B (no zero points) through the dispatched kernels.
+/// Threads for a product of `work` MACs: the pool's when the per-thread share reaches the
+/// session's nuphar_parallel_min_workloads (R6; 0 = never split), else 1.
+int ThreadsFor(const NgemmTiles& tiles, int64_t work) {
+  if (tiles.pool == nullptr || tiles.parallel_min_work <= 0) return 1;
+  const int threads = tiles.pool->num_threads();
+  return threads > 1 && work / threads >= tiles.parallel_min_work ? threads : 1;
+}
+
+/// C = A * B (no zero points) through the dispatched kernels. With more than one thread the
+/// GEMV is split into column ranges of whole 32-column blocks and the GEMM into its (M, N) tiles;
+/// every output element is computed by the same kernel call either way, so results do not
+/// depend on the thread count.
 void Product(const uint8_t* A, int64_t M, int64_t K, int64_t lda_bytes, const PackedInt8Weights& B,
              int32_t* C, int64_t ldc, NgemmMode mode, uint8_t a_xor, const NgemmTiles& tiles) {
   const NgemmDispatch& d = GetNgemmDispatch(tiles.tier);
   const int elem_bytes = ActivationBytes(mode);
   const int group = GroupElems(B.type());
-  NgemmTileArgs t;
-  t.lda_bytes = lda_bytes;
-  t.block_stride = B.block_stride();
-  t.ldc = ldc;
-  t.a_xor = a_xor;
-  t.mode = mode;
+  const int threads = ThreadsFor(tiles, M * K * B.N());
+  NgemmTileArgs base;
+  base.lda_bytes = lda_bytes;
+  base.block_stride = B.block_stride();
+  base.ldc = ldc;
+  base.a_xor = a_xor;
+  base.mode = mode;
   if (M == 1) {
-    t.a = A;
-    t.rows = 1;
-    t.k_elems = K;
-    t.b = B.data();
-    t.cols = B.N();
-    t.c = C;
-    d.gemv(t);
+    base.a = A;
+    base.rows = 1;
+    base.k_elems = K;
+    const int64_t blocks = (B.N() + kBlockCols - 1) / kBlockCols;
+    const int tasks = static_cast<int>(std::min<int64_t>(threads, blocks));
+    auto columns = [&](int task) {
+      const int64_t first = blocks * task / tasks, last = blocks * (task + 1) / tasks;
+      NgemmTileArgs t = base;
+      t.b = B.data() + first * B.block_stride();
+      t.cols = std::min(last * kBlockCols, B.N()) - first * kBlockCols;
+      t.c = C + first * kBlockCols;
+      d.gemv(t);
+    };
+    if (tasks <= 1) {
+      columns(0);
+    } else {
+      tiles.pool->ParallelFor(tasks, columns);
+    }
     return;
   }
   const ResolvedTiles rt = ResolveTiles(tiles, M, B.NPadded(), B.KPadded());
-  t.rows_outer = rt.rows_outer;
+  base.rows_outer = rt.rows_outer;
   auto run_tile = [&](int64_t m0, int64_t n0) {
+    NgemmTileArgs t = base;
     for (int64_t k0 = 0; k0 < K; k0 += rt.k) {
       t.a = A + m0 * lda_bytes + k0 * elem_bytes;
       t.rows = std::min(rt.m, M - m0);
@@ -54,13 +79,25 @@ void Product(const uint8_t* A, int64_t M, int64_t K, int64_t lda_bytes, const Pa
       d.kernel(t);
     }
   };
-  if (rt.n_outer) {
-    for (int64_t n0 = 0; n0 < B.N(); n0 += rt.n)
-      for (int64_t m0 = 0; m0 < M; m0 += rt.m) run_tile(m0, n0);
-  } else {
-    for (int64_t m0 = 0; m0 < M; m0 += rt.m)
-      for (int64_t n0 = 0; n0 < B.N(); n0 += rt.n) run_tile(m0, n0);
+  const int64_t m_tiles = (M + rt.m - 1) / rt.m, n_tiles = (B.N() + rt.n - 1) / rt.n;
+  // Tile i in the loop order of NUPHAR_IGEMM_PERMUTE.
+  auto tile = [&](int64_t i) {
+    if (rt.n_outer) {
+      run_tile((i % m_tiles) * rt.m, (i / m_tiles) * rt.n);
+    } else {
+      run_tile((i / n_tiles) * rt.m, (i % n_tiles) * rt.n);
+    }
+  };
+  const int64_t count = m_tiles * n_tiles;
+  if (threads <= 1 || count <= 1) {
+    for (int64_t i = 0; i < count; ++i) tile(i);
+    return;
   }
+  // Contiguous runs of tiles per task keep each thread's B panels (N-outer) or A rows in its cache.
+  const int tasks = static_cast<int>(std::min<int64_t>(threads, count));
+  tiles.pool->ParallelFor(tasks, [&](int task) {
+    for (int64_t i = count * task / tasks; i < count * (task + 1) / tasks; ++i) tile(i);
+  });
 }
 
 }  // namespace

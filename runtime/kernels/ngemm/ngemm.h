@@ -60,6 +60,10 @@
 
 #include "runtime/platform/cpu_features.h"
 
+namespace nuphar {
+class ThreadPool;
+}  // namespace nuphar
+
 namespace nuphar::ngemm {
 
 // ------------------------------------------------------------------------------------------
@@ -121,7 +125,7 @@ enum class NgemmPermute : uint8_t {
   kAll,    ///< both
 };
 
-/// Blocking of the GEMM path (M >= 2). 0 means "default". The defaults (also in
+/// Blocking of the GEMM path (M >= 2), plus the session's tier and threads. 0 means "default". The defaults (also in
 /// docs/ngemm.md): m = 64 rows, n = 256 columns, k = whole K (C stays in registers for all K).
 /// Guards (Nuphar's, R2) are applied per call by the driver: m = min(m, M); n rounded up to a
 /// multiple of 8, then min(n, N_pad); k rounded up to a power of 2, clamped to [4, K_pad].
@@ -131,9 +135,15 @@ struct NgemmTiles {
   int n = 0;
   int k = 0;
   NgemmPermute permute = NgemmPermute::kNone;
-  /// ISA tier of the session (nuphar_codegen_target); unset = the process tier. Not blocking,
-  /// but carried here because it travels the same way: session settings -> every NGEMM call.
+  // The session's other NGEMM settings travel with the blocking (session settings -> every
+  // NGEMM call):
+  /// ISA tier (nuphar_codegen_target); unset = the process tier.
   std::optional<IsaTier> tier;
+  /// The session's workers and nuphar_parallel_min_workloads: a product is split across the
+  /// pool only when its MACs per thread reach parallel_min_work (0 = never). Results are the
+  /// same for any thread count.
+  ThreadPool* pool = nullptr;
+  int64_t parallel_min_work = 0;
 };
 
 /// Parses one tile value ("16", " 32 "). Empty -> 0 (default). Returns false and sets *error

@@ -1,0 +1,183 @@
+// Sessions on more than one thread (R6): a bidirectional LSTM converted to Scans runs its two
+// directions side by side, the int8 products split across the pool, and every output equals
+// the one-thread session's bit for bit; one session also serves concurrent Runs.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "editor/editor.h"
+#include "quantizer/quantizer.h"
+#include "runtime/session.h"
+#include "tests/modellib/model_builder.h"
+
+namespace nuphar {
+namespace {
+
+using testing::AddNode;
+using testing::MakeModel;
+using testing::MakeValueInfo;
+using testing::SetAttr;
+
+onnx::TensorProto RandomInitializer(const std::string& name, const std::vector<int64_t>& dims, float scale,
+                                    uint32_t seed) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    t.add_dims(d);
+    n *= d;
+  }
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-scale, scale);
+  for (int64_t i = 0; i < n; ++i) t.add_float_data(u(rng));
+  return t;
+}
+
+/// Two stacked bidirectional LSTM layers (input [seq, 1, 16], hidden 32), as to_scan sees them.
+onnx::ModelProto BidirectionalLstm() {
+  constexpr int64_t kInput = 16, kHidden = 32;
+  onnx::GraphProto g;
+  g.set_name("bilstm");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {"seq", int64_t{1}, kInput});
+  std::string in = "x";
+  int64_t in_dim = kInput;
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string l = std::to_string(layer);
+    *g.add_initializer() = RandomInitializer("W" + l, {2, 4 * kHidden, in_dim}, 0.3f, 10 + layer);
+    *g.add_initializer() = RandomInitializer("R" + l, {2, 4 * kHidden, kHidden}, 0.3f, 20 + layer);
+    *g.add_initializer() = RandomInitializer("B" + l, {2, 8 * kHidden}, 0.1f, 30 + layer);
+    auto& lstm = AddNode(g, "LSTM", {in, "W" + l, "R" + l, "B" + l}, {"Y" + l}, "lstm" + l);
+    SetAttr(lstm, "hidden_size", kHidden);
+    SetAttr(lstm, "direction", std::string("bidirectional"));
+    // Y [seq, 2, 1, H] -> [seq, 1, 2H]
+    AddNode(g, "Transpose", {"Y" + l}, {"T" + l}, "transpose" + l);
+    SetAttr(g.mutable_node(g.node_size() - 1)[0], "perm", std::vector<int64_t>{0, 2, 1, 3});
+    onnx::TensorProto shape;
+    shape.set_name("shape" + l);
+    shape.set_data_type(onnx::TensorProto::INT64);
+    shape.add_dims(3);
+    for (int64_t v : {int64_t{0}, int64_t{0}, int64_t{-1}}) shape.add_int64_data(v);
+    *g.add_initializer() = shape;
+    AddNode(g, "Reshape", {"T" + l, "shape" + l}, {"H" + l}, "reshape" + l);
+    in = "H" + l;
+    in_dim = 2 * kHidden;
+  }
+  *g.add_output() = MakeValueInfo(in, DType::kFloat, {"seq", int64_t{1}, 2 * kHidden});
+  return MakeModel(g, 11);
+}
+
+std::unique_ptr<Session> MakeSession(const onnx::ModelProto& model, const std::string& settings) {
+  SessionOptions options;
+  options.settings = settings;
+  auto s = Session::CreateFromModel(model, options);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+Tensor RandomInput(int64_t seq, uint32_t seed) {
+  Tensor t(DType::kFloat, {seq, 1, 16});
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+void ExpectBitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].shape(), b[k].shape()) << what;
+    EXPECT_EQ(std::memcmp(a[k].raw(), b[k].raw(), a[k].bytes()), 0) << what << ": output " << k << " differs";
+  }
+}
+
+class SessionThreadsTest : public ::testing::TestWithParam<bool> {};  // param: int8 model
+
+TEST_P(SessionThreadsTest, TwoThreadsEqualOneThreadBitForBit) {
+  onnx::ModelProto model = BidirectionalLstm();
+  ASSERT_TRUE(editor::RunEditor("to_scan", &model, {}).ok());
+  if (GetParam()) {
+    quant::QuantizeOptions q;
+    q.only_for_scan = true;
+    auto report = quant::Quantize(&model, q);
+    ASSERT_TRUE(report.ok()) << report.message();
+  }
+  auto one = MakeSession(model, "nuphar_num_threads:1");
+  auto two = MakeSession(model, "nuphar_num_threads:2");
+  auto split = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
+  ASSERT_TRUE(one && two && split);
+  EXPECT_EQ(one->num_threads(), 1);
+  EXPECT_EQ(two->num_threads(), 2);
+  EXPECT_EQ(one->concurrent_node_pairs(), 0);
+  // Each layer's forward and reverse Scans run side by side.
+  EXPECT_EQ(two->concurrent_node_pairs(), 2);
+  for (int64_t seq : {1, 5, 23}) {
+    const Tensor x = RandomInput(seq, static_cast<uint32_t>(seq));
+    auto want = one->Run({{"x", x}});
+    ASSERT_TRUE(want.ok()) << want.message();
+    for (Session* s : {two.get(), split.get()}) {
+      auto got = s->Run({{"x", x}});
+      ASSERT_TRUE(got.ok()) << got.message();
+      ExpectBitIdentical(*want, *got, "seq " + std::to_string(seq));
+    }
+  }
+}
+
+TEST_P(SessionThreadsTest, ConcurrentRunsOnOneThreadedSession) {
+  onnx::ModelProto model = BidirectionalLstm();
+  ASSERT_TRUE(editor::RunEditor("to_scan", &model, {}).ok());
+  if (GetParam()) {
+    quant::QuantizeOptions q;
+    q.only_for_scan = true;
+    ASSERT_TRUE(quant::Quantize(&model, q).ok());
+  }
+  auto serial = MakeSession(model, "nuphar_num_threads:1");
+  auto shared = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
+  ASSERT_TRUE(serial && shared);
+  std::vector<std::vector<Tensor>> expected;
+  for (int64_t seq = 1; seq <= 4; ++seq) {
+    auto r = serial->Run({{"x", RandomInput(seq, 100 + static_cast<uint32_t>(seq))}});
+    ASSERT_TRUE(r.ok()) << r.message();
+    expected.push_back(*r);
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0}, failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const int64_t seq = 1 + (t + i) % 4;
+        auto r = shared->Run({{"x", RandomInput(seq, 100 + static_cast<uint32_t>(seq))}});
+        if (!r.ok()) {
+          failures.fetch_add(1);
+          continue;
+        }
+        const auto& want = expected[static_cast<size_t>(seq - 1)];
+        for (size_t k = 0; k < want.size(); ++k)
+          if (std::memcmp((*r)[k].raw(), want[k].raw(), want[k].bytes()) != 0) mismatches.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SessionThreadsTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? std::string("int8") : std::string("float"); });
+
+TEST(SessionThreadsSettingsTest, BadThreadCountsFailCreation) {
+  onnx::ModelProto model = BidirectionalLstm();
+  for (const char* bad : {"nuphar_num_threads:-1", "nuphar_num_threads:two", "nuphar_num_threads:5000"}) {
+    SessionOptions options;
+    options.settings = bad;
+    auto s = Session::CreateFromModel(model, options);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("nuphar_num_threads"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
