@@ -13,13 +13,39 @@
 #include "runtime/kernels/nn_dtype.h"
 #include "runtime/kernels/nn_kernels.h"
 #include "runtime/kernels/nn_matmul_shape.h"
+#include "runtime/platform/thread_pool.h"
 
 namespace nuphar {
 namespace {
 
+// One [M, K] x [K, N] fp32 product split by columns over the session's pool when its
+// multiply-adds per thread reach nuphar_parallel_min_workloads (R6). Eigen computes the
+// row-major product as a column-major one with our N as its rows, in register groups of 3, 2 or
+// 1 packets (24/16/8 floats with AVX2, 12/8/4 with SSE) whose sums are ordered differently.
+// Chunks are whole multiples of 48 columns, so every column falls into the same group as in the
+// unsplit product (the last chunk keeps N mod 48): results do not depend on the thread count
+// (threading_test checks this).
+template <class T>
+void GemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, int64_t N, int64_t K, const T* a, const T* b, T* c) {
+  constexpr int64_t kChunk = 48;
+  const int threads = pool != nullptr && min_work > 0 ? pool->num_threads() : 1;
+  const int64_t chunks = N / kChunk;
+  const int tasks = static_cast<int>(std::min<int64_t>(threads, chunks));
+  if (!std::is_same_v<T, float> || tasks <= 1 || M * N * K / threads < min_work) {
+    GemmAny<T>(false, false, M, N, K, T(1), a, K, b, N, T(0), c, N);
+    return;
+  }
+  pool->ParallelFor(tasks, [&](int t) {
+    const int64_t n0 = chunks * t / tasks * kChunk;
+    const int64_t n1 = t + 1 == tasks ? N : chunks * (t + 1) / tasks * kChunk;
+    GemmAny<T>(false, false, M, n1 - n0, K, T(1), a, K, b + n0, N, T(0), c + n0, N);
+  });
+}
+
 class MatMulKernel final : public OpKernel {
  public:
-  explicit MatMulKernel(bool b_is_constant_f32_matrix) : b_is_constant_f32_matrix_(b_is_constant_f32_matrix) {}
+  MatMulKernel(bool b_is_constant_f32_matrix, ThreadPool* pool, int64_t parallel_min_work)
+      : b_is_constant_f32_matrix_(b_is_constant_f32_matrix), pool_(pool), parallel_min_work_(parallel_min_work) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -41,7 +67,7 @@ class MatMulKernel final : public OpKernel {
       }
       if (s.b_shared_and_a_contiguous()) {
         // All batches of A against one B: a single [batch*M, K] x [K, N] product.
-        GemmAny<T>(false, false, s.batch_count * s.M, s.N, s.K, T(1), pa, s.K, pb, s.N, T(0), py, s.N);
+        GemmMaybeSplit<T>(pool_, parallel_min_work_, s.batch_count * s.M, s.N, s.K, pa, pb, py);
         return Status::OK();
       }
       for (int64_t i = 0; i < s.batch_count; ++i)
@@ -53,6 +79,8 @@ class MatMulKernel final : public OpKernel {
 
  private:
   const bool b_is_constant_f32_matrix_;
+  ThreadPool* const pool_;
+  const int64_t parallel_min_work_;
   mutable std::once_flag pack_once_;
   mutable PackedGemvF32 packed_b_;
 };
@@ -63,7 +91,8 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
                              DType::kUint32, DType::kUint64))
       return node.Error(std::string("MatMul on ") + DTypeName(node.input_type(i)) + " is not supported");
   const Tensor* b = node.constant_input(1);
-  return MakeKernel<MatMulKernel>(b && b->dtype() == DType::kFloat && b->rank() == 2);
+  return MakeKernel<MatMulKernel>(b && b->dtype() == DType::kFloat && b->rank() == 2, node.thread_pool(),
+                                  node.parallel_min_work());
 }
 
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <array>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -176,6 +177,38 @@ TEST(SessionThreadsSettingsTest, BadThreadCountsFailCreation) {
     auto s = Session::CreateFromModel(model, options);
     ASSERT_FALSE(s.ok()) << bad;
     EXPECT_NE(s.message().find("nuphar_num_threads"), std::string::npos) << s.message();
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
+
+namespace nuphar {
+namespace {
+
+// fp32 MatMul split by column chunks: equal to one thread for shapes around the chunk size and
+// Eigen's register widths (the hoisted input projection of a Scan LSTM is [seq, K] x [K, 4H]).
+TEST(SessionThreadsMatMulTest, SplitFloatMatMulEqualsOneThreadBitForBit) {
+  for (const auto& [M, K, N] : std::vector<std::array<int64_t, 3>>{
+           {1, 7, 64}, {3, 5, 129}, {7, 64, 97}, {100, 80, 512}, {37, 300, 1000}, {100, 512, 4099}, {100, 1024, 4096}}) {
+    onnx::GraphProto g;
+    g.set_name("matmul");
+    *g.add_input() = MakeValueInfo("a", DType::kFloat, {M, K});
+    *g.add_initializer() = RandomInitializer("b", {K, N}, 1.0f, 5);
+    AddNode(g, "MatMul", {"a", "b"}, {"y"}, "matmul");
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, {M, N});
+    const onnx::ModelProto model = MakeModel(g, 13);
+    auto one = MakeSession(model, "nuphar_num_threads:1");
+    auto two = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
+    ASSERT_TRUE(one && two);
+    Tensor a(DType::kFloat, {M, K});
+    std::mt19937 rng(static_cast<uint32_t>(M * N));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (int64_t i = 0; i < a.size(); ++i) a.data<float>()[i] = u(rng);
+    auto want = one->Run({{"a", a}});
+    auto got = two->Run({{"a", a}});
+    ASSERT_TRUE(want.ok() && got.ok());
+    ExpectBitIdentical(*want, *got, "M " + std::to_string(M) + " K " + std::to_string(K) + " N " + std::to_string(N));
   }
 }
 
