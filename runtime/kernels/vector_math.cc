@@ -1,6 +1,6 @@
 // Vector math dispatch: the only place that knows which VectorMath implementations exist (R7,
 // R11). The table is filled per ISA tier; tiers without their own code run their fallback's
-// (runtime/platform/cpu_features.h). AVX-512 has none: zmm gave no gain here (docs/ngemm.md).
+// (runtime/platform/cpu_features.h).
 #include "runtime/kernels/vector_math.h"
 
 #include <atomic>
@@ -13,7 +13,10 @@ namespace {
 const VectorMath* Pick(VectorMathPath path) {
   if (path == VectorMathPath::kRef) return &VectorMathRef();
   if (path == VectorMathPath::kAvx2) return HostCpu().Supports(IsaTier::kAvx2) ? &VectorMathAvx2() : &VectorMathRef();
-  const VectorMath* const by_tier[kIsaTierCount] = {&VectorMathRef(), &VectorMathAvx2(), nullptr, nullptr, nullptr};
+  if (path == VectorMathPath::kAvx512)
+    return HostCpu().Supports(IsaTier::kAvx512) ? &VectorMathAvx512() : &VectorMathRef();
+  const VectorMath* const by_tier[kIsaTierCount] = {&VectorMathRef(), &VectorMathAvx2(), nullptr, &VectorMathAvx512(),
+                                                    nullptr};
   return &SelectForTier(by_tier, ActiveIsaTier());
 }
 

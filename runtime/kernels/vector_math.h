@@ -25,7 +25,7 @@ struct VectorMath {
   const char* name;
 };
 
-enum class VectorMathPath { kAuto, kRef, kAvx2 };
+enum class VectorMathPath { kAuto, kRef, kAvx2, kAvx512 };
 
 /// The implementation chosen from CPUID (or forced by SetVectorMathPathForTesting).
 const VectorMath& GetVectorMath();
@@ -35,6 +35,7 @@ void SetVectorMathPathForTesting(VectorMathPath path);
 /// The implementations (vector_math_ref.cc, vector_math_avx2.cc); only vector_math.cc picks.
 const VectorMath& VectorMathRef();
 const VectorMath& VectorMathAvx2();
+const VectorMath& VectorMathAvx512();
 
 inline void SigmoidInPlace(float* x, int64_t n) { GetVectorMath().sigmoid_f32(x, x, n); }
 inline void TanhInPlace(float* x, int64_t n) { GetVectorMath().tanh_f32(x, x, n); }

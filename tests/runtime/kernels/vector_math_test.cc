@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/kernels/vector_math.h"
+#include "runtime/platform/cpu_features.h"
 #include "tests/runtime/kernels/single_node_model.h"
 
 namespace nuphar {
@@ -26,7 +27,11 @@ std::vector<float> Sweep() {
 
 class VectorMathTest : public ::testing::TestWithParam<VectorMathPath> {
  protected:
-  void SetUp() override { SetVectorMathPathForTesting(GetParam()); }
+  void SetUp() override {
+    if (GetParam() == VectorMathPath::kAvx512 && !HostCpu().Supports(IsaTier::kAvx512))
+      GTEST_SKIP() << "this CPU lacks the avx512 tier";
+    SetVectorMathPathForTesting(GetParam());
+  }
   void TearDown() override { SetVectorMathPathForTesting(VectorMathPath::kAuto); }
 };
 
@@ -45,7 +50,7 @@ TEST_P(VectorMathTest, SigmoidAndTanhAreAccurate) {
 
 TEST_P(VectorMathTest, OutOfPlaceEqualsInPlaceForEveryLength) {
   const std::vector<float> x = Sweep();
-  for (int64_t n : {0, 1, 7, 8, 9, 17}) {
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 33}) {
     std::vector<float> in_place(x.begin(), x.begin() + n), out(static_cast<size_t>(n) + 1, -7.0f);
     GetVectorMath().tanh_f32(x.data(), out.data(), n);
     TanhInPlace(in_place.data(), n);
@@ -54,8 +59,23 @@ TEST_P(VectorMathTest, OutOfPlaceEqualsInPlaceForEveryLength) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Paths, VectorMathTest, ::testing::Values(VectorMathPath::kRef, VectorMathPath::kAvx2),
-                         [](const auto& info) { return info.param == VectorMathPath::kRef ? "ref" : "avx2"; });
+INSTANTIATE_TEST_SUITE_P(Paths, VectorMathTest,
+                         ::testing::Values(VectorMathPath::kRef, VectorMathPath::kAvx2, VectorMathPath::kAvx512),
+                         [](const auto& info) {
+                           return info.param == VectorMathPath::kRef ? "ref" : info.param == VectorMathPath::kAvx2 ? "avx2" : "avx512";
+                         });
+
+// The zmm build runs each lane through the same ops as the ymm build: identical results.
+TEST(VectorMathTiersTest, Avx512EqualsAvx2BitForBit) {
+  if (!HostCpu().Supports(IsaTier::kAvx512)) GTEST_SKIP() << "this CPU lacks the avx512 tier";
+  const std::vector<float> x = Sweep();
+  for (auto fn : {&VectorMath::sigmoid_f32, &VectorMath::tanh_f32}) {
+    std::vector<float> y2(x.size()), y512(x.size());
+    (VectorMathAvx2().*fn)(x.data(), y2.data(), static_cast<int64_t>(x.size()));
+    (VectorMathAvx512().*fn)(x.data(), y512.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y2[i], y512[i]) << x[i];
+  }
+}
 
 TEST(VectorMathOpsTest, SigmoidAndTanhOpsUseTheVectorPathForFloatAndLibmForDouble) {
   const std::vector<float> xs = {-20.f, -3.f, -0.01f, 0.f, 1e-7f, 0.5f, 4.f, 20.f, 90.f};
