@@ -130,12 +130,15 @@ Outcome Collect(const Running& r, int wstatus, bool timed_out, double timeout) {
 int main(int argc, char** argv) {
   CLI::App app{"Runs ONNX backend test directories (model.onnx + test_data_set_*) on the nuphar runtime."};
   std::string engine = "reference", filter, expected_path, write_expected;
-  int jobs = 1;
+  int jobs = 1, threads = 1;
   double timeout = 120;
   Tolerance tol;
   std::vector<std::string> dirs;
   app.add_option("-e,--engine", engine, "execution engine: reference, or jit (JIT where possible, reference elsewhere)")->check(CLI::IsMember({"reference", "jit"}));  // jit: JIT where possible, reference elsewhere
   app.add_option("-j,--jobs", jobs, "tests run in parallel")->check(CLI::Range(1, 64));
+  app.add_option("-x,--threads", threads,
+                 "threads of each test's session (nuphar_num_threads); above 1 every product that can be split is")
+      ->check(CLI::Range(1, 256));
   app.add_option("--filter", filter, "run only tests whose name matches this regular expression");
   app.add_option("--atol", tol.atol, "absolute tolerance for floating outputs (default 1e-5)");
   app.add_option("--rtol", tol.rtol, "relative tolerance for floating outputs (default 1e-3)");
@@ -147,7 +150,10 @@ int main(int argc, char** argv) {
 
   std::map<std::string, ExpectedEntry> expected;
   if (!expected_path.empty()) expected = ExitOnErr("onnx_test_runner", ReadExpected(expected_path));
-  const std::string settings = "nuphar_execution_mode:" + engine;
+  const std::string settings = "nuphar_execution_mode:" + engine +
+                               (threads > 1 ? ", nuphar_num_threads:" + std::to_string(threads) +
+                                                  ", nuphar_parallel_min_workloads:1"
+                                            : std::string());
 
   const auto tests = CollectTests(dirs, filter);
   if (tests.empty()) {
