@@ -33,7 +33,7 @@ void Block8x32(const uint8_t* a, int64_t lda, const uint8_t* const* b, int64_t g
 #define NGEMM_VNNI_ZERO(i) "vpxord %%zmm" #i ", %%zmm" #i ", %%zmm" #i "\n\t"
 #define NGEMM_VNNI_STORE(addr, c0, c1) \
   "vmovdqu32 %%" c0 ", " addr "\n\t"     \
-  "vmovdqu32 %%" c1 ", 64+" addr "\n\t"
+  "vmovdqu32 %%" c1 ", 64" addr "\n\t"
   asm volatile(
       NGEMM_VNNI_ZERO(0) NGEMM_VNNI_ZERO(1) NGEMM_VNNI_ZERO(2)
       NGEMM_VNNI_ZERO(3) NGEMM_VNNI_ZERO(4) NGEMM_VNNI_ZERO(5)
