@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/numpy_random.h"
 #include "runtime/core/tensor.h"
 #include "runtime/session.h"
 
@@ -26,17 +27,7 @@ Status WriteTensorPb(const std::string& path, const std::string& name, const Ten
 /// Writes PREFIX.bin and PREFIX.json.
 Status WriteTensorBin(const std::string& prefix, const std::string& name, const Tensor& t);
 
-/// numpy.random.RandomState(seed) as far as rand() goes.
-class NumpyRandomState {
- public:
-  explicit NumpyRandomState(uint32_t seed);
-  double RandomSample();  ///< == RandomState.random_sample()
-
- private:
-  uint32_t Next();
-  uint32_t mt_[624];
-  int index_ = 624;
-};
+using nuphar::NumpyRandomState;
 
 struct InputSpec {
   std::map<std::string, int64_t> dims;  ///< symbolic dim values, from --dims name=value
