@@ -10,6 +10,7 @@
 
 #include "graph/model_io.h"
 #include "runtime/core/graph_plan.h"
+#include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
 #include "runtime/platform/thread_pool.h"
 
@@ -58,7 +59,21 @@ Status CheckValueTypes(const std::unordered_map<std::string, DType>& types) {
 
 }  // namespace
 
-Session::~Session() = default;
+Session::~Session() {
+  if (profiling_ && !profile_file_.empty()) {
+    auto written = EndProfiling();
+    if (!written) std::fprintf(stderr, "nuphar: warning: the profile was not written: %s\n", written.message().c_str());
+  }
+}
+
+Expected<std::string> Session::EndProfiling() {
+  if (!profiler_) return Diag::File(origin_, "profiling is off (SessionOptions::enable_profiling, nuphar_profile_file)");
+  profiling_ = false;
+  if (profile_file_.empty())
+    return Diag::File(origin_, "profiling has no file to write (set nuphar_profile_file); the events are in profiler()");
+  NUPHAR_RETURN_IF_ERROR(WriteFileAtomic(profile_file_, profiler_->TraceJson()));
+  return profile_file_;
+}
 
 Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
   onnx::ModelProto model;
@@ -83,8 +98,15 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
   if (!settings) return settings.status();
   for (const auto& w : warnings) std::fprintf(stderr, "nuphar: warning: %s\n", w.c_str());
   s->settings_ = std::make_unique<Settings>(std::move(*settings));
+  s->profile_file_ = s->settings_->Get("nuphar_profile_file");
+  const int64_t t0 = Profiler::NowNs();
   Status st = s->Init(model, origin);
   if (!st.ok()) return st.WithFile(origin);
+  if (options.enable_profiling || !s->profile_file_.empty()) {
+    s->profiler_ = std::make_unique<Profiler>(t0);
+    s->profiler_->AddSessionEvent("session_initialization", t0, Profiler::NowNs());
+    s->profiling_ = true;
+  }
   return s;
 }
 
@@ -204,6 +226,8 @@ void Session::ReleaseFrame(std::unique_ptr<Frame> frame) const {
 
 Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
                                            const std::vector<std::string>& output_names) const {
+  const bool profiling = profiling_.load(std::memory_order_relaxed);
+  const int64_t t0 = profiling ? Profiler::NowNs() : 0;
   NUPHAR_RETURN_IF_ERROR(CheckInputs(inputs).WithFile(origin_));
   std::vector<int> refs;
   if (output_names.empty()) {
@@ -226,7 +250,10 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
     if (!value && plan_->input_default(i) >= 0) value = frame->Get(plan_->input_default(i));
     frame->SetInput(i, value ? *value : Tensor());
   }
+  RunProfile run_profile;
+  if (profiling) frame->set_profile(&run_profile);
   Status status = frame->Execute();
+  frame->set_profile(nullptr);
   std::vector<Tensor> outputs;
   if (status.ok()) {
     for (int ref : refs) {
@@ -237,6 +264,7 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   // Drop the bindings to the caller's inputs so the pooled frame does not keep them alive.
   for (size_t i = 0; i < plan_->input_names().size(); ++i) frame->SetInput(i, Tensor());
   ReleaseFrame(std::move(frame));
+  if (profiling) profiler_->AddRun(t0, Profiler::NowNs(), std::move(run_profile));
   if (!status.ok()) return status.WithFile(origin_);
   return outputs;
 }

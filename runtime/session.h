@@ -9,6 +9,7 @@
 // goes. Run is thread-safe: concurrent calls on one session each use their own frame.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,11 +30,15 @@ class Frame;
 struct ModelContext;
 class Settings;
 class ThreadPool;
+class Profiler;
 
 struct SessionOptions {
   /// Nuphar-style settings string "key:value, key:value" (README, "Runtime settings"). Threads
   /// are nuphar_num_threads there (worker count including the calling thread, R6; default 1).
   std::string settings;
+  /// Record one event per kernel run (runtime/core/profiler.h). The setting nuphar_profile_file
+  /// also turns it on and names the trace file that EndProfiling (or the destructor) writes.
+  bool enable_profiling = false;
 };
 
 /// A graph input or output as declared in the model.
@@ -74,6 +79,13 @@ class Session {
   /// Runs the model. `output_names` empty = all graph outputs, in graph order.
   Expected<std::vector<Tensor>> Run(const NamedTensors& inputs, const std::vector<std::string>& output_names = {}) const;
 
+  /// The events recorded so far when profiling is on, else null.
+  const Profiler* profiler() const { return profiler_.get(); }
+  /// Stops profiling and writes the trace (Chrome trace-event JSON, ORT's profiler format) to the
+  /// nuphar_profile_file setting's path, through a temporary file; returns that path. Without a
+  /// path the events stay in memory (profiler()) and this is an error saying so.
+  Expected<std::string> EndProfiling();
+
  private:
   Session() = default;
   Status Init(const onnx::ModelProto& model, const std::string& origin);
@@ -90,6 +102,9 @@ class Session {
   std::vector<ValueDesc> inputs_, outputs_;
   mutable std::mutex pool_mutex_;
   mutable std::vector<std::unique_ptr<Frame>> frame_pool_;  ///< frames reused across Runs
+  std::unique_ptr<Profiler> profiler_;  ///< null unless profiling
+  std::string profile_file_;
+  std::atomic<bool> profiling_{false};
 };
 
 }  // namespace nuphar

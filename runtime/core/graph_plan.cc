@@ -8,6 +8,7 @@
 
 #include <unordered_set>
 
+#include "runtime/core/profiler.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
@@ -387,7 +388,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   return plan;
 }
 
-Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan) {
+Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan), profile_(parent ? parent->profile_ : nullptr) {
   locals_.resize(static_cast<size_t>(plan.num_locals_));
   ptrs_.reserve(locals_.size() + plan.constants_.size());
   for (auto& t : locals_) ptrs_.push_back(&t);
@@ -398,18 +399,24 @@ Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan) {
   node_unnamed_.resize(plan.nodes_.size());
 }
 
+Status Frame::NodeError(Status s, const PlanNode& node) const {
+  if (s.diag().node.empty() && s.diag().op.empty()) {
+    s.diag().node = node.name;
+    s.diag().op = node.op_type;
+  }
+  return s.WithGraph(plan_.name());
+}
+
 Status Frame::Execute() {
+  // The only cost of profiling when it is off: this branch, once per graph execution.
+  if (profile_) [[unlikely]]
+    return ExecuteProfiled();
   auto run = [&](size_t i) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
     Status s = node.kernel->Compute(ctx);
-    if (!s.ok()) {
-      if (s.diag().node.empty() && s.diag().op.empty()) {
-        s.diag().node = node.name;
-        s.diag().op = node.op_type;
-      }
-      return s.WithGraph(plan_.name());
-    }
+    if (!s.ok()) [[unlikely]]
+      return NodeError(std::move(s), node);
     return Status::OK();
   };
   const size_t n = plan_.nodes().size();
@@ -424,6 +431,43 @@ Status Frame::Execute() {
       continue;
     }
     NUPHAR_RETURN_IF_ERROR(run(i));
+  }
+  return Status::OK();
+}
+
+// Execute with every kernel run timed. The two sides of a node pair run on two threads, so each
+// records into a RunProfile of its own (the thread's override, which the body frames it creates
+// also use); both are folded into this frame's profile afterwards.
+Status Frame::ExecuteProfiled() {
+  RunProfile* profile = RunProfile::ThreadOverride() ? RunProfile::ThreadOverride() : profile_;
+  auto run = [&](size_t i, RunProfile& into) -> Status {
+    const PlanNode& node = plan_.nodes()[i];
+    KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
+    into.Enter();
+    const int64_t t0 = Profiler::NowNs();
+    Status s = node.kernel->Compute(ctx);
+    const int64_t t1 = Profiler::NowNs();
+    into.Leave(*this, static_cast<int>(i), t0, t1);
+    if (!s.ok()) return NodeError(std::move(s), node);
+    return Status::OK();
+  };
+  const size_t n = plan_.nodes().size();
+  for (size_t i = 0; i < n; ++i) {
+    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr) {
+      Status pair[2];
+      RunProfile side[2];
+      plan_.pool_->ParallelFor(2, [&](int t) {
+        RunProfile::ThreadScope scope(&side[t]);
+        pair[t] = run(i + static_cast<size_t>(t), side[t]);
+      });
+      profile->Absorb(std::move(side[0]));
+      profile->Absorb(std::move(side[1]));
+      NUPHAR_RETURN_IF_ERROR(std::move(pair[0]));
+      NUPHAR_RETURN_IF_ERROR(std::move(pair[1]));
+      ++i;
+      continue;
+    }
+    NUPHAR_RETURN_IF_ERROR(run(i, *profile));
   }
   return Status::OK();
 }

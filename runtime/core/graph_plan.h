@@ -118,6 +118,8 @@ struct PlanScope {
 
 /// One execution of a plan. Not thread-safe: one per concurrent Run (or per control-flow
 /// kernel invocation for subgraphs).
+class RunProfile;
+
 class Frame {
  public:
   Frame(const GraphPlan& plan, const Frame* parent);
@@ -146,8 +148,16 @@ class Frame {
   /// session's pool). Errors name the node and graph.
   Status Execute();
 
+  /// Records every kernel run of this frame and of the body frames created under it
+  /// (runtime/core/profiler.h); null turns profiling off. Body frames inherit it.
+  void set_profile(RunProfile* profile) { profile_ = profile; }
+
  private:
+  Status ExecuteProfiled();
+  Status NodeError(Status s, const PlanNode& node) const;
+
   const GraphPlan& plan_;
+  RunProfile* profile_ = nullptr;
   std::vector<Tensor> locals_;
   std::vector<const Tensor*> ptrs_;   ///< locals then constants
   std::vector<const Tensor*> outer_;  ///< outer refs, resolved through the parent frame

@@ -37,6 +37,7 @@ const std::vector<std::string>& Settings::KnownKeys() {
       "nuphar_cache_model_checksum", "nuphar_cache_force_no_jit", "nuphar_matmul_exec", "nuphar_igemm_tile_m",
       "nuphar_igemm_tile_n", "nuphar_igemm_tile_k", "nuphar_igemm_permute", "nuphar_igemm_split_last_tile",
       "nuphar_fast_math", "nuphar_fast_activation", "nuphar_imatmul_force_mkl", "nuphar_force_no_tensorize",
+      "nuphar_profile_file",  // per-kernel trace (runtime/core/profiler.h)
   };
   return keys;
 }

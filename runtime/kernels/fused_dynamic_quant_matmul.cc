@@ -129,6 +129,7 @@ class DynQuantMatMulKernel final : public OpKernel {
       return Diag::Msg("the fused kernel rejected its arguments");
     return Status::OK();
   }
+  const char* profile_path() const override { return "fused_ngemm"; }
 
  private:
   DynQuantMatMulKernel() = default;

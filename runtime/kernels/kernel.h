@@ -129,6 +129,9 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual Status Compute(KernelContext& ctx) const = 0;
+  /// Which implementation runs, for profiles (runtime/core/profiler.h): "reference" unless a
+  /// kernel runs a specialised path ("ngemm", "fused_ngemm", "gemv_f32").
+  virtual const char* profile_path() const { return "reference"; }
 };
 
 using KernelFactory = Expected<std::unique_ptr<OpKernel>> (*)(const NodeInfo& node);

@@ -76,6 +76,7 @@ class MatMulKernel final : public OpKernel {
       return Status::OK();
     });
   }
+  const char* profile_path() const override { return b_is_constant_f32_matrix_ ? "gemv_f32|eigen" : "eigen"; }
 
  private:
   const bool b_is_constant_f32_matrix_;

@@ -109,6 +109,7 @@ bool PackInto(const Tensor& b, ngemm::WeightType type, PackedMatMulWeights* pack
 class MatMulIntegerKernel final : public OpKernel {
  public:
   explicit MatMulIntegerKernel(std::unique_ptr<PackedMatMulWeights> packed) : packed_(std::move(packed)) {}
+  const char* profile_path() const override { return packed_ ? "ngemm" : "reference"; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -179,6 +180,7 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMulInteger(const NodeInfo& node) {
 class MatMulInteger16Kernel final : public OpKernel {
  public:
   explicit MatMulInteger16Kernel(std::unique_ptr<PackedMatMulWeights> packed) : packed_(std::move(packed)) {}
+  const char* profile_path() const override { return packed_ ? "ngemm" : "reference"; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);

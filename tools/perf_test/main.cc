@@ -2,7 +2,7 @@
 // ../shared/peer/ort_run.js, so the two can be compared side by side on identical inputs.
 //
 //   perf_test [-e ENGINE] [-r N | -t SECONDS] [-x THREADS] [--dims name=value,...] [--seed S]
-//             [--input-dir DIR] [--dump-outputs DIR] [--warmup W] MODEL
+//             [--input-dir DIR] [--dump-outputs DIR] [--warmup W] [--profile FILE] [--profile-summary [N]] MODEL
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/model_io.h"
+#include "runtime/core/profiler.h"
 #include "runtime/session.h"
 #include "tools/common/cli.h"
 #include "tools/common/tensor_files.h"
@@ -35,6 +36,25 @@ nlohmann::json Describe(const std::string& name, const Tensor& t) {
 }
 
 double Round3(double x) { return std::round(x * 1000) / 1000; }
+
+// --profile-summary: the `top` nodes by total kernel time over every profiled run, on stderr.
+void PrintProfileSummary(const Profiler& profiler, int top) {
+  double kernel_ms = 0, run_ms = 0;
+  int64_t runs = 0;
+  const auto totals = profiler.Totals(&kernel_ms, &run_ms, &runs);
+  std::fprintf(stderr, "profile: %lld runs, %.3f ms per run, main-graph kernels %.3f ms per run (%.1f%% of the run)\n",
+               static_cast<long long>(runs), run_ms / std::max<int64_t>(1, runs), kernel_ms / std::max<int64_t>(1, runs),
+               run_ms > 0 ? 100 * kernel_ms / run_ms : 0.0);
+  std::fprintf(stderr, "%4s %10s %7s %9s %10s  %-18s %-14s %s\n", "rank", "ms/run", "%run", "calls/run", "us/call",
+               "op", "path", "node (body nodes as scan/node)");
+  for (size_t i = 0; i < totals.size() && static_cast<int>(i) < top; ++i) {
+    const auto& t = totals[i];
+    std::fprintf(stderr, "%4zu %10.3f %6.1f%% %9.1f %10.2f  %-18s %-14s %s%s\n", i + 1, t.total_ms / std::max<int64_t>(1, runs),
+                 run_ms > 0 ? 100 * t.total_ms / run_ms : 0.0, static_cast<double>(t.calls) / std::max<int64_t>(1, runs),
+                 1000 * t.total_ms / std::max<int64_t>(1, t.calls), t.op_type.c_str(), t.path.c_str(),
+                 std::string(2 * static_cast<size_t>(t.depth), ' ').c_str(), t.name.c_str());
+  }
+}
 
 }  // namespace
 
@@ -60,6 +80,13 @@ int main(int argc, char** argv) {
   app.add_option("--dump-outputs", dump_dir, "write every output as NAME.bin+.json and output_K.pb, plus manifest.json");
   app.add_option("--warmup", warmup, "untimed runs first (default 3)")->check(CLI::NonNegativeNumber);
   app.add_option("--settings", settings, "runtime settings string key:value,...");
+  std::string profile_file;
+  int profile_top = 0;
+  app.add_option("--profile", profile_file, "write a Chrome trace-event JSON (ORT profiler format) of every run to FILE");
+  app.add_option("--profile-summary", profile_top, "print the N nodes with the most kernel time on stderr (default 15)")
+      ->expected(0, 1)
+      ->default_str("15")
+      ->check(CLI::PositiveNumber);
   app.add_option("model", model, "the ONNX model")->required();
   CLI11_PARSE(app, argc, argv);
 
@@ -68,6 +95,8 @@ int main(int argc, char** argv) {
   options.settings = "nuphar_execution_mode:" + std::string(engine == "jit" ? "jit" : "reference") +
                      (x_opt->count() > 0 ? ", nuphar_num_threads:" + std::to_string(threads) : std::string()) +
                      (settings.empty() ? "" : ", " + settings);
+  if (!profile_file.empty()) options.settings += ", nuphar_profile_file:" + profile_file;
+  options.enable_profiling = app.count("--profile-summary") > 0;
   const auto t0 = std::chrono::steady_clock::now();
   auto session = ExitOnErr(kTool, Session::Create(model, options));
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -106,6 +135,11 @@ int main(int argc, char** argv) {
                           {"dtype", NumpyDTypeName(outputs[k].dtype())}, {"shape", outputs[k].shape()}});
     }
     ExitOnErr(kTool, WriteFileAtomic((fs::path(dump_dir) / "manifest.json").string(), manifest.dump(1) + "\n"));
+  }
+
+  if (const Profiler* profiler = session->profiler()) {
+    if (app.count("--profile-summary")) PrintProfileSummary(*profiler, profile_top > 0 ? profile_top : 15);
+    if (!profile_file.empty()) ExitOnErr(kTool, session->EndProfiling());
   }
 
   std::vector<double> sorted = times;
