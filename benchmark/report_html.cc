@@ -69,10 +69,17 @@ std::string BarChart(const std::string& id, const std::string& title, const std:
   if (ref_line > 0) vmax = std::max(vmax, ref_line);
   if (vmax <= 0) vmax = 1;
   const int nseries = static_cast<int>(series.size());
-  const int bar_w = 16, gap = 24, left = 70, top = 40, plot_h = 260, bottom = 70;
-  const int group_w = nseries * bar_w + gap;
-  const int width = std::max(480, left + static_cast<int>(categories.size()) * group_w + 20);
-  const int height = top + plot_h + bottom + 24 * ((nseries + 2) / 3);
+  const int bar_w = 16, left = 70, top = 40, plot_h = 260, bottom = 50;
+  size_t longest_label = 0, longest_name = 0;
+  for (const auto& c : categories) longest_label = std::max(longest_label, c.size());
+  for (const auto& s : series) longest_name = std::max(longest_name, s.name.size());
+  const int group_w = std::max(nseries * bar_w + 24, static_cast<int>(longest_label) * 7 + 12);
+  const int gap = group_w - nseries * bar_w;
+  const int width = std::max(640, left + static_cast<int>(categories.size()) * group_w + 20);
+  // Legend: as many columns as fit the longest series name (about 7 px per character at 12 px).
+  const int legend_w = static_cast<int>(longest_name) * 7 + 36;
+  const int legend_cols = std::max(1, (width - left) / legend_w);
+  const int height = top + plot_h + bottom + 22 * ((nseries + legend_cols - 1) / legend_cols);
   double lo = 0, hi = vmax;
   if (log_scale) {
     lo = std::floor(std::log10(std::isinf(vmin) ? vmax / 10 : vmin));
@@ -130,7 +137,7 @@ std::string BarChart(const std::string& id, const std::string& title, const std:
     << "\" class=\"axis\"/><line x1=\"" << left << "\" x2=\"" << width - 10 << "\" y1=\"" << top + plot_h
     << "\" y2=\"" << top + plot_h << "\" class=\"axis\"/>\n";
   for (int s = 0; s < nseries; ++s) {
-    const int lx = left + (s % 3) * 200, ly = top + plot_h + 44 + (s / 3) * 22;
+    const int lx = left + (s % legend_cols) * legend_w, ly = top + plot_h + 44 + (s / legend_cols) * 22;
     o << "<rect x=\"" << lx << "\" y=\"" << ly - 11 << "\" width=\"14\" height=\"14\" fill=\"" << series[s].color
       << "\"/><text x=\"" << lx + 20 << "\" y=\"" << ly << "\" class=\"lg\">" << Esc(series[s].name) << "</text>\n";
   }
