@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
   python3-onnx python3-numpy
   nlohmann-json3-dev
+  chromium  # headless browser for report_browser_test (rnn_benchmark's report.html)
 )
 
 missing=()
