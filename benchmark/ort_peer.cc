@@ -31,6 +31,17 @@ Expected<std::string> Capture(const std::string& command, int* exit_code) {
   return out;
 }
 
+// The line of a node failure that says what went wrong ("Error: ..."), else the last line.
+std::string ErrorLine(const std::string& out) {
+  size_t p = out.find("Error: ");
+  if (p == std::string::npos) p = out.find("Error:");
+  if (p != std::string::npos) return out.substr(p, out.find('\n', p) - p);
+  std::string s = out;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  const size_t nl = s.rfind('\n');
+  return nl == std::string::npos ? s : s.substr(nl + 1);
+}
+
 std::string LastLine(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   const size_t nl = s.rfind('\n');
@@ -52,7 +63,7 @@ Status ProbeOrtPeer(const std::string& peer_dir) {
                                       " 2>&1",
                                   &code));
   if (code != 0)
-    return Diag::Msg("ONNX Runtime is not set up (" + LastLine(out) + "); run " + peer_dir +
+    return Diag::Msg("ONNX Runtime is not set up (" + ErrorLine(out) + "); run " + peer_dir +
                      "/setup_ort.sh or set ORT_NODE_DIR");
   return Status::OK();
 }
@@ -69,7 +80,7 @@ Expected<std::vector<double>> TimeInOrt(const std::string& peer_dir, const std::
   int code = 0;
   NUPHAR_ASSIGN_OR_RETURN(std::string out, Capture(cmd + " 2>&1", &code));
   const std::string line = LastLine(out);
-  if (code != 0) return Diag::File(model, "ONNX Runtime failed: " + line);
+  if (code != 0) return Diag::File(model, "ONNX Runtime failed: " + ErrorLine(out));
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.contains("times_ms") || !j["times_ms"].is_array())
     return Diag::File(model, "ort_run.js printed no timing JSON: " + line);

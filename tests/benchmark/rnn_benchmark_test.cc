@@ -1,6 +1,7 @@
 // libnuphar_benchmark: the C++ model generator against make_rnn_model.py (bit-identical weights,
 // same graph), --sweep expansion, and one small end-to-end RunBenchmark with its result files.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdlib>
@@ -194,6 +195,39 @@ TEST(RunBenchmark, EndToEndSmallBidirectionalLstmAndGruBatch) {
     EXPECT_NE(html.find(id), std::string::npos) << id;
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("h16 l2 s6 t1"), std::string::npos) << "the common fields go to the title";
+}
+
+// The tool: exit codes, messages, and the three files of a good run (nothing written on error).
+std::string RunTool(const std::string& args, int* code) {
+  const std::string cmd = std::string(NUPHAR_BIN_DIR) + "/rnn_benchmark " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  *code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(RnnBenchmarkTool, ExitCodesAndFiles) {
+  const fs::path dir = fs::temp_directory_path() / ("rnn_bench_cli_" + std::to_string(::getpid()));
+  int code = 0;
+  std::string out = RunTool("--rnn_type cnn --out " + dir.string(), &code);
+  EXPECT_EQ(code, 2) << out;
+  out = RunTool("--sweep hidden=16,x --out " + dir.string(), &code);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("rnn_benchmark: error: --sweep hidden: 'x' is not a positive integer"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(dir)) << "nothing is written for a bad command line";
+
+  out = RunTool("--rnn_type gru --linear_before_reset --input_dim 8 --hidden_dim 16 --layers 1 --seq_len 4 "
+                "--num_threads 1 --min_seconds 0.01 --min_runs 2 --sweep batch=1,2 --out " + dir.string(), &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("Testing model: gru"), std::string::npos) << out;
+  EXPECT_NE(out.find("gru i8 h16 l1 s4 b2 t1 lbr"), std::string::npos) << "one table row per configuration\n" << out;
+  for (const char* f : {"results.json", "results.csv", "report.html", "models/gru_i8_h16__l1_batched_int8.onnx"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -92,7 +92,11 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--min_runs", options.min_runs, "at least this many runs of each model (default 10)")->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help is 0; every bad command line is 2 (README)
+  }
   options.top_n = top_n;
   base.num_threads = std::clamp(base.num_threads, 1, cpu_count);
 
@@ -121,10 +125,12 @@ int main(int argc, char** argv) {
   fs::create_directories(out_dir, ec);
   if (ec) return ReportError(kTool, Diag::File(out_dir, "cannot create the directory: " + ec.message()));
   options.model_dir = (fs::path(out_dir) / "models").string();
+  std::string ort_skipped;
   if (ort) {
     Status probe = bench::ProbeOrtPeer(ort_peer);
     if (probe.ok()) options.ort_peer_dir = ort_peer;
-    else std::fprintf(stderr, "%s: --ort: skipping the ONNX Runtime columns: %s\n", kTool, probe.diag().reason.c_str());
+    else ort_skipped = "not measured: " + probe.diag().reason;
+    if (!probe.ok()) std::fprintf(stderr, "%s: --ort: skipping the ONNX Runtime columns: %s\n", kTool, probe.diag().reason.c_str());
   }
   options.make_inputs = [seed](const Session& s, const std::map<std::string, int64_t>& dims) {
     InputSpec spec;
@@ -152,6 +158,7 @@ int main(int argc, char** argv) {
         if (tty) std::fprintf(stderr, "\n");
         return ReportError(kTool, Status(r.status()).WithGraph(c.Label()));
       }
+      if (r->ort_note.empty()) r->ort_note = ort_skipped;
       per_group.back().push_back(*r);
       all.push_back(*r);
     }
