@@ -116,10 +116,10 @@ struct PlanScope {
   const Tensor* ConstantFor(int ref) const;
 };
 
-/// One execution of a plan. Not thread-safe: one per concurrent Run (or per control-flow
-/// kernel invocation for subgraphs).
 class RunProfile;
 
+/// One execution of a plan. Not thread-safe: one per concurrent Run (or per control-flow
+/// kernel invocation for subgraphs).
 class Frame {
  public:
   Frame(const GraphPlan& plan, const Frame* parent);
