@@ -38,7 +38,10 @@ std::string TypeShapes(const Frame& frame, const std::vector<int>& refs) {
       continue;
     }
     s += "{\"" + std::string(DTypeName(t->dtype())) + "\":[";
-    for (size_t d = 0; d < t->shape().size(); ++d) s += (d ? "," : "") + std::to_string(t->shape()[d]);
+    for (size_t d = 0; d < t->shape().size(); ++d) {
+      if (d) s += ',';
+      s += std::to_string(t->shape()[d]);
+    }
     s += "]}";
   }
   return s + "]";
