@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     groups.push_back(ExitOnErr(kTool, bench::ExpandSweeps(base, sweeps)));
   }
-  for (auto& g : groups)
-    for (auto& c : g) c.num_threads = std::clamp(c.num_threads, 1, cpu_count);
+  if (auto_name.empty())  // the original clamps only outside --auto (whose thread sweep is 1, 2, 4)
+    for (auto& c : groups.front()) c.num_threads = std::clamp(c.num_threads, 1, cpu_count);
 
   std::error_code ec;
   fs::create_directories(out_dir, ec);
