@@ -1,8 +1,9 @@
 // BenchConfig labels and --sweep expansion (benchmark/rnn_benchmark.h).
+#include "benchmark/rnn_benchmark.h"
+
 #include <algorithm>
 #include <cctype>
 
-#include "benchmark/rnn_benchmark.h"
 
 namespace nuphar::bench {
 namespace {

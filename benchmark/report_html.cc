@@ -7,12 +7,13 @@
 //   - the int8 output error against float (max and mean absolute error, log scale);
 //   - the numbers as a table, the machine (CPU, ISA tier) and the command line.
 // Axis labels name only the fields that vary across configurations; the rest is in the subtitle.
+#include "benchmark/rnn_benchmark.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
-#include "benchmark/rnn_benchmark.h"
 
 namespace nuphar::bench {
 namespace {

@@ -1,5 +1,7 @@
 // Results as JSON, CSV (the original's --auto columns first) and the stdout table
 // (benchmark/rnn_benchmark.h).
+#include "benchmark/rnn_benchmark.h"
+
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -7,7 +9,6 @@
 #include <sstream>
 #include <thread>
 
-#include "benchmark/rnn_benchmark.h"
 #include "runtime/platform/cpu_features.h"
 
 namespace nuphar::bench {
