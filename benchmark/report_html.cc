@@ -177,8 +177,8 @@ std::vector<std::string> CategoryLabels(const std::vector<BenchResult>& results,
       if (varies) append(labels[i], results[i].config);
     if (!varies && !results.empty() && f.get(results.front().config) != "no-lbr") append(*common, results.front().config);
   }
-  for (auto& l : labels)
-    if (l.empty()) l = "config";
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i].empty()) labels[i] = results[i].config.Label();  // one configuration: its full name
   return labels;
 }
 
