@@ -92,7 +92,8 @@ std::string ResultsJson(const std::vector<BenchResult>& results, const MachineIn
   nlohmann::json doc = {
       {"machine", {{"cpu", machine.cpu}, {"isa_tier", machine.isa_tier}, {"cores", machine.cores}, {"date", machine.date_utc}}},
       {"options", {{"top_n", options.top_n}, {"min_seconds", options.min_seconds}, {"min_runs", options.min_runs},
-                   {"warmup", options.warmup}, {"ort", !options.ort_peer_dir.empty()}}},
+                   {"warmup", options.warmup}, {"only_for_scan", options.only_for_scan},
+                   {"ort", !options.ort_peer_dir.empty()}}},
       {"results", rows}};
   return doc.dump(1) + "\n";
 }

@@ -111,7 +111,9 @@ Expected<BenchResult> RunBenchmark(const BenchConfig& config, const BenchOptions
 
   progress("quantizing");
   onnx::ModelProto int8_model = scan_model;
-  NUPHAR_ASSIGN_OR_RETURN(quant::QuantizeReport qreport, quant::Quantize(&int8_model, quant::QuantizeOptions{}));
+  quant::QuantizeOptions qopt;
+  qopt.only_for_scan = options.only_for_scan;
+  NUPHAR_ASSIGN_OR_RETURN(quant::QuantizeReport qreport, quant::Quantize(&int8_model, qopt));
   result.quantized_matmuls = static_cast<int>(qreport.quantized.size());
   NUPHAR_RETURN_IF_ERROR(InferComplete(&int8_model, "quantization"));
 

@@ -85,6 +85,9 @@ struct BenchOptions {
   double min_seconds = 1.0;  ///< per configuration, all three of our engines together
   int min_runs = 10;
   int warmup = 2;
+  /// Quantize only the MatMuls inside Scan bodies (model_quantizer --only_for_scan); the original
+  /// quantized every MatMul, the hoisted input projection included.
+  bool only_for_scan = false;
   std::string model_dir;     ///< where the generated models are written (created when missing)
   /// Random inputs for a session (the tool passes numpy-compatible ones, as ort_run.js draws).
   InputMaker make_inputs;

@@ -163,6 +163,12 @@ TEST(RunBenchmark, EndToEndSmallBidirectionalLstmAndGruBatch) {
     EXPECT_TRUE(fs::exists(r->model_file));
     results.push_back(*r);
   }
+  BenchOptions only_scan = SmallOptions(dir.string());
+  only_scan.only_for_scan = true;
+  auto scan_only = RunBenchmark(lstm, only_scan);
+  ASSERT_TRUE(scan_only) << scan_only.message();
+  EXPECT_EQ(scan_only->quantized_matmuls, results[0].quantized_matmuls / 2)
+      << "--only_for_scan leaves the hoisted input projection (one per layer and direction) float";
   fs::remove_all(dir);
 
   const std::string csv = ResultsCsv(results);

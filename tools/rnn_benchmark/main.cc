@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   app.add_option("--min_seconds", options.min_seconds, "timing per configuration, our three models together (default 1)")
       ->check(CLI::PositiveNumber);
   app.add_option("--min_runs", options.min_runs, "at least this many runs of each model (default 10)")->check(CLI::PositiveNumber);
+  app.add_flag("--only_for_scan", options.only_for_scan, "quantize only the MatMuls inside the Scan bodies (the original "
+                                                        "quantized every MatMul)");
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
   try {
     app.parse(argc, argv);
