@@ -229,8 +229,8 @@ std::string ReportHtml(const std::vector<BenchResult>& results, const MachineInf
   o << "<p class=\"meta\">" << Esc(machine.cpu) << ", ISA tier <b>" << Esc(machine.isa_tier) << "</b>, " << machine.cores
     << " logical cores; " << Esc(machine.date_utc) << ".<br>Command: <code>" << Esc(command)
     << "</code><br>Latency is the mean of the fastest runs (the original's top-n average) of interleaved runs of "
-       "our three models; ONNX Runtime ran in its own process with num_threads intra-op threads, while the nuphar "
-       "runtime runs every model on the calling thread. Compare ratios, not absolute times across runs.</p>\n";
+       "our three models (nuphar_num_threads = num_threads); ONNX Runtime ran in its own process with num_threads "
+       "intra-op threads. Compare ratios, not absolute times across runs.</p>\n";
   if (results.empty()) o << "<p>No results.</p>\n";
   else {
     o << "<h2>Latency per configuration</h2>\n"

@@ -134,7 +134,7 @@ Expected<BenchResult> RunBenchmark(const BenchConfig& config, const BenchOptions
 
   progress("loading");
   SessionOptions so;
-  so.num_threads = config.num_threads;
+  so.settings = "nuphar_num_threads:" + std::to_string(config.num_threads);
   const onnx::ModelProto* models[3] = {&float_model, &scan_model, &int8_model};
   const char* origins[3] = {"<float model>", "<scan model>", "<int8 model>"};
   std::unique_ptr<Session> sessions[3];

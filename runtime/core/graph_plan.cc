@@ -460,8 +460,8 @@ Status Frame::ExecuteProfiled() {
         RunProfile::ThreadScope scope(&side[t]);
         pair[t] = run(i + static_cast<size_t>(t), side[t]);
       });
-      profile->Absorb(std::move(side[0]));
-      profile->Absorb(std::move(side[1]));
+      profile->Absorb(std::move(side[0]), 0);
+      profile->Absorb(std::move(side[1]), 1);
       NUPHAR_RETURN_IF_ERROR(std::move(pair[0]));
       NUPHAR_RETURN_IF_ERROR(std::move(pair[1]));
       ++i;

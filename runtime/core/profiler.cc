@@ -68,7 +68,8 @@ void Merge(ProfileEvent& dst, ProfileEvent&& src) {
   }
 }
 
-uint64_t ThreadId() { return std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000; }
+// Even, so that tid + 1 (the lane of a pair's second side) is never another thread's id.
+uint64_t ThreadId() { return 2 * (std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000); }
 
 }  // namespace
 
@@ -80,9 +81,10 @@ RunProfile* RunProfile::ThreadOverride() { return tls_override; }
 RunProfile::ThreadScope::ThreadScope(RunProfile* profile) : previous_(tls_override) { tls_override = profile; }
 RunProfile::ThreadScope::~ThreadScope() { tls_override = previous_; }
 
-void RunProfile::Absorb(RunProfile&& side) {
+void RunProfile::Absorb(RunProfile&& side, int lane) {
   for (ProfileEvent& ev : side.events_) {
     if (stack_.empty()) {
+      ev.lane = lane;
       events_.push_back(std::move(ev));
       continue;
     }
@@ -168,7 +170,7 @@ std::string Profiler::TraceJson() const {
   for (size_t r = 0; r < runs_.size(); ++r) {
     const RunRecord& run = runs_[r];
     emit("Session", "model_run", run.tid, run.t0_ns, run.t1_ns - run.t0_ns, "\"run\":" + std::to_string(r));
-    for (const ProfileEvent& e : run.events) node_event(e, "", 0, e.ts_ns, run.tid);
+    for (const ProfileEvent& e : run.events) node_event(e, "", 0, e.ts_ns, run.tid + static_cast<uint64_t>(e.lane));
   }
   return out + "\n]\n";
 }

@@ -44,6 +44,7 @@ struct ProfileEvent {
   int64_t ts_ns = 0;    ///< start (first step for aggregated events)
   int64_t dur_ns = 0;   ///< duration (sum over steps)
   int64_t steps = 1;
+  int lane = 0;         ///< 1 for the second node of a pair run side by side: its own trace "tid"
   std::pair<const void*, int> key{nullptr, -1};  ///< (graph plan, node index)
   std::vector<ProfileEvent> children;
   std::map<std::pair<const void*, int>, size_t> child_index;  ///< key -> slot in children
@@ -59,7 +60,8 @@ class RunProfile {
 
   /// Takes the events of `side`, recorded on another thread for a node that ran side by side
   /// with another (Frame::ExecuteProfiled), as if they had been recorded here.
-  void Absorb(RunProfile&& side);
+  /// `lane` 1 puts the main-graph events of the second side on a trace row of their own.
+  void Absorb(RunProfile&& side, int lane);
 
   /// The RunProfile this thread records into instead of its frame's, while it runs one side of
   /// a node pair (null otherwise). Read only when profiling is on.

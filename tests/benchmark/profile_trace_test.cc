@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <map>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,50 @@ TEST(ProfileTrace, Int8LstmH512EventsCoverTheRunTime) {
   EXPECT_GT(body_nodes, 5);
   EXPECT_LE(body_us, s1 - s0 + 0.01);
   EXPECT_GT(body_us, 0.5 * (s1 - s0)) << "the body's kernels are most of the Scan";
+}
+
+// With two threads the forward and reverse Scans of a bidirectional layer run side by side: each
+// keeps its body events, and the second is on a trace row (tid) of its own.
+TEST(ProfileTrace, BidirectionalScansRunSideBySide) {
+  bench::RnnModelSpec spec;
+  spec.hidden_dim = 64;
+  spec.input_dim = 16;
+  spec.bidirectional = true;
+  auto model = bench::MakeRnnModel(spec);
+  ASSERT_TRUE(model);
+  ASSERT_TRUE(editor::RunEditor("to_scan", &*model, {}).ok());
+  const fs::path trace = fs::temp_directory_path() / ("profile_bi_" + std::to_string(::getpid()) + ".json");
+  SessionOptions so;
+  so.settings = "nuphar_num_threads:2, nuphar_profile_file:" + trace.string();
+  auto session = Session::CreateFromModel(*model, so);
+  ASSERT_TRUE(session) << session.message();
+  tools::InputSpec spec_in;
+  spec_in.dims = {{"seq", 20}};
+  auto inputs = tools::MakeInputs(**session, spec_in);
+  ASSERT_TRUE(inputs && (*session)->Run(*inputs));
+  ASSERT_TRUE((*session)->EndProfiling());
+  auto text = ReadFile(trace.string());
+  ASSERT_TRUE(text);
+  fs::remove(trace);
+  const auto events = nlohmann::json::parse(*text, nullptr, false);
+  ASSERT_FALSE(events.is_discarded());
+  std::vector<nlohmann::json> scans;
+  std::map<std::string, int> body_nodes;
+  for (const auto& e : events) {
+    if (e["cat"] != "Node") continue;
+    if (e["args"]["depth"] == 0 && e["args"]["op_name"] == "Scan") scans.push_back(e);
+    if (e["args"]["depth"] == 1) {
+      EXPECT_EQ(e["args"]["steps"], 20) << e["name"];
+      const std::string name = e["name"];
+      ++body_nodes[name.substr(0, name.find('/'))];
+    }
+  }
+  ASSERT_EQ(scans.size(), 2u);
+  EXPECT_NE(scans[0]["tid"], scans[1]["tid"]) << "the two sides of the pair are on separate rows";
+  for (const auto& s : scans) {
+    const std::string name = s["name"];
+    EXPECT_GT(body_nodes[name.substr(0, name.size() - std::string("_kernel_time").size())], 5) << name;
+  }
 }
 
 TEST(ProfileTrace, OffByDefaultAndInMemoryWithoutAFile) {

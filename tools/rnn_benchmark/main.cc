@@ -172,8 +172,7 @@ int main(int argc, char** argv) {
   const bench::MachineInfo machine = bench::DescribeMachine();
   std::printf("%s", bench::ResultsTable(all).c_str());
   std::printf("(%s, ISA tier %s; ms = top-%d average of interleaved runs; *_x = speed-up against our float RNN; "
-              "int8_err = max abs error of the int8 output against float; the nuphar runtime runs on the calling thread, "
-              "ORT with num_threads)\n",
+              "int8_err = max abs error of the int8 output against float; t = nuphar_num_threads and ORT intra-op threads)\n",
               machine.cpu.c_str(), machine.isa_tier.c_str(), top_n);
   for (size_t i = 0; i < auto_files.size(); ++i)
     ExitOnErr(kTool, WriteFileAtomic((fs::path(out_dir) / auto_files[i].file).string(),
