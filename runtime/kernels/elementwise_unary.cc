@@ -124,7 +124,7 @@ class SigmoidTanhKernel final : public OpKernel {
   VectorFn vector_fn_;
 };
 
-template <class Op, SigmoidTanhKernel<Op>::VectorFn kVectorFn>
+template <class Op, typename SigmoidTanhKernel<Op>::VectorFn kVectorFn>
 Expected<std::unique_ptr<OpKernel>> CreateSigmoidTanh(const NodeInfo& node) {
   NUPHAR_RETURN_IF_ERROR(CheckDeclaredType(node, 0, kFloatTypes));
   return MakeKernel<SigmoidTanhKernel<Op>>(kVectorFn);

@@ -1,6 +1,8 @@
 // CPUID once, the tier names, and the process tier (cpu_features.h).
 #include "runtime/platform/cpu_features.h"
 
+#include <cpuid.h>
+
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -36,8 +38,12 @@ CpuFeatures CpuFeatures::Detect() {
   CpuFeatures f;
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
-  f.f16c = __builtin_cpu_supports("f16c");
-  f.avxvnni = __builtin_cpu_supports("avxvnni");
+  // clang 14's __builtin_cpu_supports knows neither "f16c" nor "avxvnni": read those two bits
+  // from CPUID (leaf 1 ECX bit 29; leaf 7 subleaf 1 EAX bit 4). Both use the ymm state that the
+  // avx2 check above has already found enabled by the OS.
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) f.f16c = f.avx2 && (ecx & (1u << 29)) != 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avxvnni = f.avx2 && (eax & (1u << 4)) != 0;
   f.avx512f = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
