@@ -1,9 +1,11 @@
 // The pass driver (graph/pass.h): opset raise, recursive walk, splicing, dead-value clean-up.
 #include "graph/pass.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <limits>
 #include <iostream>
 
 #include "graph/opset_emit.h"
@@ -19,6 +21,24 @@ class Walker {
     auto targets = pass.TargetOpTypes();
     targets_.insert(targets.begin(), targets.end());
     log_ = options.log ? options.log : [](const std::string& line) { std::cerr << line << "\n"; };
+  }
+
+  Status CheckArity(const onnx::NodeProto& node) const {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+    if (schema == nullptr) return Status::OK();
+    auto range = [](int lo, int hi) {
+      return hi == std::numeric_limits<int>::max() ? std::to_string(lo) + " or more"
+                                                   : (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi));
+    };
+    if (node.input_size() < schema->min_input() || node.input_size() > schema->max_input())
+      return Diag::Node(node, "has " + std::to_string(node.input_size()) + " inputs; " + node.op_type() + "-" +
+                                  std::to_string(schema->since_version()) + " takes " +
+                                  range(schema->min_input(), schema->max_input()));
+    if (node.output_size() < schema->min_output() || node.output_size() > schema->max_output())
+      return Diag::Node(node, "has " + std::to_string(node.output_size()) + " outputs; " + node.op_type() + "-" +
+                                  std::to_string(schema->since_version()) + " gives " +
+                                  range(schema->min_output(), schema->max_output()));
+    return Status::OK();
   }
 
   Status Walk(const GraphScope& scope) {
@@ -38,6 +58,9 @@ class Walker {
         }
       }
       if (!targets_.count(node->op_type()) || (!node->domain().empty() && node->domain() != "ai.onnx")) continue;
+      // Passes index a target's inputs and outputs as its schema allows: a node outside those
+      // counts (a broken or hostile file) is refused here, before any pass reads it.
+      NUPHAR_RETURN_IF_ERROR(CheckArity(*node).WithGraph(scope.path));
       std::string why_not;
       if (!pass_.Matches(*node, &why_not)) {
         if (options_.verbose) log_(pass_.Name() + ": skip '" + node->name() + "' (" + node->op_type() + "): " + why_not);

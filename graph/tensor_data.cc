@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <cstring>
 
 namespace nuphar {
@@ -44,7 +45,10 @@ bool IsNumeric(DType t) { return DTypeSize(t) != 0 && t != DType::kComplex64 && 
 
 int64_t NumElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) {
+    // Saturates instead of overflowing (hostile dims): callers compare against real sizes.
+    if (__builtin_mul_overflow(n, d, &n)) return INT64_MAX;
+  }
   return n;
 }
 
@@ -72,7 +76,10 @@ Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
   for (int64_t d : dims)
     if (d < 0) return Diag::Msg("tensor '" + t.name() + "' has a negative dimension");
-  const size_t want = static_cast<size_t>(NumElements(dims)) * esize;
+  const int64_t elements = NumElements(dims);
+  size_t want = 0;
+  if (elements == INT64_MAX || __builtin_mul_overflow(static_cast<size_t>(elements), esize, &want))
+    return Diag::Msg("tensor '" + t.name() + "' declares more elements than can be addressed");
   std::string out;
   if (t.has_raw_data()) {
     out = t.raw_data();

@@ -43,6 +43,7 @@ template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kUi
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kUint64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
 
+/// Product of `dims`; INT64_MAX when it overflows (dims of a hostile file), never UB.
 int64_t NumElements(const std::vector<int64_t>& dims);
 
 /// The elements as little-endian bytes (DTypeSize(dtype) * NumElements bytes).

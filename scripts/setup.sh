@@ -11,6 +11,7 @@ PACKAGES=(
   python3-onnx python3-numpy
   nlohmann-json3-dev
   chromium  # headless browser for report_browser_test (rnn_benchmark's report.html)
+  clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh (tests/fuzz)
 )
 
 missing=()

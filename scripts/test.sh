@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the unit tests and the ONNX backend
-# conformance suite (Release build), then the unit tests again under ASan+UBSan.
-# Usage: scripts/test.sh            (NUPHAR_SKIP_SANITIZE=1 skips the sanitizer pass)
+# conformance suite (Release build), the threading tests under TSan, the unit tests again under
+# ASan+UBSan, then every libFuzzer target on its seed corpus and regression inputs (scripts/fuzz.sh;
+# no mutation by default: open-ended fuzzing still finds crashes inside libonnx's inference).
+# Usage: scripts/test.sh   (NUPHAR_SKIP_SANITIZE=1 skips the sanitizer passes, NUPHAR_SKIP_FUZZ=1
+#                           the fuzz pass; NUPHAR_FUZZ_SECONDS > 0 also fuzzes each target that long)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -22,4 +25,8 @@ if [ "${NUPHAR_SKIP_SANITIZE:-0}" != 1 ]; then
   bash "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUPHAR_SANITIZE=ON -DNUPHAR_BUILD_BENCH=OFF
   (cd "$root/build-asan" && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
      ctest --output-on-failure -j "$jobs" -E '^conformance_')
+fi
+
+if [ "${NUPHAR_SKIP_FUZZ:-0}" != 1 ]; then
+  bash "$root/scripts/fuzz.sh" "${NUPHAR_FUZZ_SECONDS:-0}"
 fi

@@ -83,6 +83,11 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
       }
     }
   }
+  // libonnx 1.12's inference functions dereference the type of an input they expect without
+  // checking it (found by tests/fuzz: propagateShape on a null type). An input whose type is not
+  // known yet therefore leaves the node to a later pass or to the symbolic handlers.
+  for (const auto& in : node.input())
+    if (!in.empty() && !types_by_name.count(in)) return true;
   onnx::NodeProto copy = node;
   try {
     onnx::shape_inference::InferenceContextImpl ctx(copy, types_by_name, data_by_name, sparse_by_name);

@@ -47,7 +47,10 @@ inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T
 
 /// Bit masks of dtypes (bit = DType value).
 using TypeSet = uint32_t;
-constexpr TypeSet Bit(DType t) { return 1u << static_cast<int>(t); }
+constexpr TypeSet Bit(DType t) {
+  // A hostile file may carry any int as a dtype: those are in no set.
+  return static_cast<unsigned>(t) < 32 ? 1u << static_cast<unsigned>(t) : 0u;
+}
 constexpr TypeSet kFloatTypes = Bit(DType::kFloat) | Bit(DType::kDouble) | Bit(DType::kFloat16);
 constexpr TypeSet kSignedIntTypes = Bit(DType::kInt8) | Bit(DType::kInt16) | Bit(DType::kInt32) | Bit(DType::kInt64);
 constexpr TypeSet kUnsignedIntTypes =
