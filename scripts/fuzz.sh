@@ -21,8 +21,9 @@ targets=("$@")
 jobs=$(nproc 2>/dev/null || echo 2)
 testdata=/usr/share/libonnx-testdata/data/node
 
+mkdir -p "$build"
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUPHAR_FUZZ=ON \
-  -DNUPHAR_BUILD_TESTS=OFF -DNUPHAR_BUILD_BENCH=OFF > "$build.configure.log" || { cat "$build.configure.log"; exit 1; }
+  -DNUPHAR_BUILD_TESTS=OFF -DNUPHAR_BUILD_BENCH=OFF > "$build/configure.log" || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 seeds() {  # target -> fills $build/corpus/<target> once
