@@ -12,7 +12,11 @@ namespace nuphar {
 
 Status CheckTensorOnlyGraph(const NodeInfo& node, const onnx::GraphProto& g, const std::string& attr) {
   auto check = [&](const onnx::ValueInfoProto& v, const char* what) -> Status {
-    if (!v.has_type() || v.type().has_tensor_type()) return Status::OK();
+    // An empty TypeProto (exporters leave subgraph outputs untyped, e.g. Silero VAD v5) is an
+    // unknown tensor: the runtime takes the type from the value at run time, as ONNX Runtime
+    // infers it. Only an explicit sequence, map or optional type is refused.
+    if (!v.has_type() || v.type().has_tensor_type() || v.type().value_case() == onnx::TypeProto::VALUE_NOT_SET)
+      return Status::OK();
     const char* kind = v.type().has_sequence_type() ? "sequence" : v.type().has_optional_type() ? "optional"
                        : v.type().has_map_type()    ? "map"
                                                     : "non-tensor";
