@@ -121,10 +121,14 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
           shape.push_back(d.dims[i]);
           continue;
         }
-        auto it = spec.dims.find(d.dim_params[i]);
-        if (d.dim_params[i].empty() || it == spec.dims.end())
+        // INPUT:AXIS=N names one dim of one input (for dims without a name, e.g. Silero v5's
+        // [?, ?]); it wins over the dim's symbol name.
+        auto it = spec.dims.find(d.name + ":" + std::to_string(i));
+        if (it == spec.dims.end() && !d.dim_params[i].empty()) it = spec.dims.find(d.dim_params[i]);
+        if (it == spec.dims.end())
           return Diag::Msg("input '" + d.name + "' dim " + std::to_string(i) + " ('" + d.dim_params[i] +
-                           "') has no value; pass --dims " + (d.dim_params[i].empty() ? "NAME" : d.dim_params[i]) + "=N");
+                           "') has no value; pass --dims " +
+                           (d.dim_params[i].empty() ? d.name + ":" + std::to_string(i) : d.dim_params[i]) + "=N");
         shape.push_back(it->second);
       }
       Tensor t(d.dtype, shape);

@@ -30,7 +30,9 @@ Status WriteTensorBin(const std::string& prefix, const std::string& name, const 
 using nuphar::NumpyRandomState;
 
 struct InputSpec {
-  std::map<std::string, int64_t> dims;  ///< symbolic dim values, from --dims name=value
+  /// Dim values from --dims: by symbol name ("seq") or by input and axis ("input:1"; for dims
+  /// that have no name); the input:axis form wins.
+  std::map<std::string, int64_t> dims;
   uint32_t seed = 0;
   std::string input_dir;  ///< feed every *.pb / *.bin found here (by stored name, else input_K.pb by position)
 };
@@ -41,7 +43,7 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
 
 const char* NumpyDTypeName(DType t);
 
-/// Parses --dims values "name=value,name=value" (the option may repeat) into symbol values.
+/// Parses --dims values "name=value,INPUT:AXIS=value,..." (the option may repeat).
 Expected<std::map<std::string, int64_t>> ParseDimSpecs(const std::vector<std::string>& specs);
 
 }  // namespace nuphar::tools

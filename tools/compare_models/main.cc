@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   uint32_t seed = 0;
   double atol = -1;
   bool json = false;
-  app.add_option("--dims", dim_specs, "values for symbolic dims: name=value,...");
+  app.add_option("--dims", dim_specs, "dim values: name=value (a symbol) or INPUT:AXIS=value (a dim without a name), comma-separated");
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
   app.add_option("--input-dir", input_dir, "feed inputs from *.pb / *.bin files in DIR");
   app.add_option("--atol", atol, "fail (exit 1) when an output differs by more than this");

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   auto* x_opt = app.add_option("-x,--threads", threads,
                                "threads including the caller: the setting nuphar_num_threads (default 1)")
                     ->check(CLI::Range(1, 256));
-  app.add_option("--dims", dim_specs, "values for symbolic dims: name=value,...");
+  app.add_option("--dims", dim_specs, "dim values: name=value (a symbol) or INPUT:AXIS=value (a dim without a name), comma-separated");
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
   app.add_option("--input-dir", input_dir, "feed inputs from *.pb / *.bin files in DIR");
   app.add_option("--dump-outputs", dump_dir, "write every output as NAME.bin+.json and output_K.pb, plus manifest.json");
