@@ -295,6 +295,12 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   }
   // Drop the bindings to the caller's inputs so the pooled frame does not keep them alive.
   for (size_t i = 0; i < plan_->input_names().size(); ++i) frame->SetInput(i, Tensor());
+  // The outputs now belong to the caller alone. A pooled frame that kept sharing them would
+  // decide whether it may write into such a buffer again from its use count, a relaxed read
+  // that does not order the caller's last reads on another thread before the frame's next
+  // writes (ThreadSanitizer reported it on concurrent Runs).
+  for (int ref : refs)
+    if (ref >= 0 && ref < plan_->num_locals()) frame->Local(ref) = Tensor();
   ReleaseFrame(std::move(frame));
   if (profiling) profiler_->AddRun(t0, Profiler::NowNs(), std::move(run_profile));
   if (!status.ok()) return status.WithFile(origin_);

@@ -60,7 +60,12 @@ void Tensor::Resize(DType dtype, std::span<const int64_t> shape) {
   shape_.assign(shape.begin(), shape.end());
   numel_ = NumElements(shape_);
   const size_t need = bytes();
-  if (buf_ && buf_.use_count() == 1 && buf_->capacity() >= need) return;
+  if (buf_ && buf_.use_count() == 1 && buf_->capacity() >= need) {
+    // use_count() is a relaxed read; the fence orders this thread's coming writes after the last
+    // reads of another owner that has just released the buffer (its decrement is a release).
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return;
+  }
   buf_ = std::make_shared<Buffer>(need);
 }
 
