@@ -95,17 +95,23 @@ void ExpectBitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>&
   }
 }
 
-class SessionThreadsTest : public ::testing::TestWithParam<bool> {};  // param: int8 model
-
-TEST_P(SessionThreadsTest, TwoThreadsEqualOneThreadBitForBit) {
-  onnx::ModelProto model = BidirectionalLstm();
-  ASSERT_TRUE(editor::RunEditor("to_scan", &model, {}).ok());
-  if (GetParam()) {
+// The bidirectional LSTM after to_scan, and with GetParam() after model_quantizer --only_for_scan.
+class SessionThreadsTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    model_ = BidirectionalLstm();
+    ASSERT_TRUE(editor::RunEditor("to_scan", &model_, {}).ok());
+    if (!GetParam()) return;
     quant::QuantizeOptions q;
     q.only_for_scan = true;
-    auto report = quant::Quantize(&model, q);
+    auto report = quant::Quantize(&model_, q);
     ASSERT_TRUE(report.ok()) << report.message();
   }
+  onnx::ModelProto model_;
+};
+
+TEST_P(SessionThreadsTest, TwoThreadsEqualOneThreadBitForBit) {
+  const onnx::ModelProto& model = model_;
   auto one = MakeSession(model, "nuphar_num_threads:1");
   auto two = MakeSession(model, "nuphar_num_threads:2");
   auto split = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
@@ -128,13 +134,7 @@ TEST_P(SessionThreadsTest, TwoThreadsEqualOneThreadBitForBit) {
 }
 
 TEST_P(SessionThreadsTest, ConcurrentRunsOnOneThreadedSession) {
-  onnx::ModelProto model = BidirectionalLstm();
-  ASSERT_TRUE(editor::RunEditor("to_scan", &model, {}).ok());
-  if (GetParam()) {
-    quant::QuantizeOptions q;
-    q.only_for_scan = true;
-    ASSERT_TRUE(quant::Quantize(&model, q).ok());
-  }
+  const onnx::ModelProto& model = model_;
   auto serial = MakeSession(model, "nuphar_num_threads:1");
   auto shared = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
   ASSERT_TRUE(serial && shared);
