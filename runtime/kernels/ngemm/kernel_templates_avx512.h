@@ -60,7 +60,12 @@ inline const uint8_t* PanelAt(const NgemmTileArgs& t, int64_t col) {
   const int64_t abs = t.col_in_block + col;
   return t.b + (abs / kBlockCols) * t.block_stride + ((abs % kBlockCols) / 8) * kPanelBytes;
 }
-inline ColumnPair PairAt(const NgemmTileArgs& t, int64_t col) { return {PanelAt(t, col), PanelAt(t, col + 8)}; }
+/// `hi_needed` false: the upper 8 columns lie past the tile's right edge, where the next block
+/// may not exist (found by ASan); lo is read twice instead and those lanes are never stored.
+inline ColumnPair PairAt(const NgemmTileArgs& t, int64_t col, bool hi_needed) {
+  const uint8_t* lo = PanelAt(t, col);
+  return {lo, hi_needed ? PanelAt(t, col + 8) : lo};
+}
 
 template <bool kContiguous>
 inline __m512i LoadPair(const ColumnPair& p, int64_t offset) {
@@ -79,7 +84,7 @@ void MicroTile(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   const __m512i ones16 = _mm512_set1_epi16(1);
   ColumnPair pair[NP];
   #pragma GCC unroll 4
-  for (int p = 0; p < NP; ++p) pair[p] = PairAt(t, col0 + 16 * p);
+  for (int p = 0; p < NP; ++p) pair[p] = PairAt(t, col0 + 16 * p, col0 + 16 * p + 8 < t.cols);
   const uint8_t* a = t.a + row0 * t.lda_bytes;
   const int64_t lda = t.lda_bytes;
   const int64_t row_bytes = t.k_elems * ActivationBytes(t.mode);
@@ -142,7 +147,7 @@ void MicroTileAnyAlignment(const NgemmTileArgs& t, int64_t row0, int64_t col0) {
   // Contiguous unless a pair crosses into the next 32-column block (tile start at column 8 or 24).
   bool contiguous = true;
   for (int p = 0; p < NP; ++p) {
-    const ColumnPair cp = PairAt(t, col0 + 16 * p);
+    const ColumnPair cp = PairAt(t, col0 + 16 * p, col0 + 16 * p + 8 < t.cols);
     contiguous = contiguous && cp.hi == cp.lo + kPanelBytes;
   }
   if (contiguous) {
