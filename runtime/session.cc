@@ -13,6 +13,9 @@
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
+#include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/jit/jit.h"
+#include "runtime/kernels/kernel.h"
 #include "runtime/platform/thread_pool.h"
 
 namespace nuphar {
@@ -35,19 +38,38 @@ ValueDesc DescribeValue(const onnx::ValueInfoProto& vi) {
   return d;
 }
 
-void CollectTypes(const onnx::GraphProto& g, std::unordered_map<std::string, DType>& types) {
+// Element types and shapes declared in value_info, graph inputs and outputs, over every graph.
+void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
   auto add = [&](const onnx::ValueInfoProto& vi) {
-    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0)
-      types[vi.name()] = static_cast<DType>(vi.type().tensor_type().elem_type());
+    if (!vi.type().has_tensor_type()) return;
+    const auto& tt = vi.type().tensor_type();
+    if (tt.elem_type() != 0) model.value_types[vi.name()] = static_cast<DType>(tt.elem_type());
+    if (!tt.has_shape()) return;
+    ModelContext::DeclaredShape shape;
+    for (const auto& d : tt.shape().dim()) {
+      shape.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      shape.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+    model.value_shapes[vi.name()] = std::move(shape);
   };
   for (const auto& vi : g.input()) add(vi);
   for (const auto& vi : g.output()) add(vi);
   for (const auto& vi : g.value_info()) add(vi);
   for (const auto& n : g.node())
     for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectTypes(a.g(), types);
-      for (const auto& sg : a.graphs()) CollectTypes(sg, types);
+      if (a.has_g()) CollectTypes(a.g(), model);
+      for (const auto& sg : a.graphs()) CollectTypes(sg, model);
     }
+}
+
+// The reference kernels and the JIT's partition kernel.
+const KernelRegistry& SessionKernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r = BuiltinKernels();
+    jit::RegisterJitKernels(r);
+    return r;
+  }();
+  return registry;
 }
 
 // libonnx 1.12's inference functions trust the model: a value produced twice or an axis far out
@@ -145,7 +167,12 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   model_ = std::make_unique<ModelContext>();
   model_->file = origin;
   model_->settings = settings_.get();
-  model_->fuse_kernels = !settings_->Is("nuphar_execution_mode", "reference");
+  model_->registry = &SessionKernels();
+  // "reference" executes the model's nodes exactly as written: no fusion, no generated code.
+  if (!settings_->Is("nuphar_execution_mode", "reference")) {
+    model_->rewrites.push_back(DynQuantMatMulRewrite());
+    model_->rewrites.push_back(jit::JitPartitionRewrite());
+  }
   // Settings::Parse has checked both are non-negative integers.
   NUPHAR_ASSIGN_OR_RETURN(const long long threads, settings_->GetInt("nuphar_num_threads", 1));
   if (threads > 1024) return Diag::Msg("settings: nuphar_num_threads must be at most 1024, not " + std::to_string(threads));
@@ -170,7 +197,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
       inferred = model_in;
     }
   }
-  CollectTypes(inferred.graph(), model_->value_types);
+  CollectTypes(inferred.graph(), *model_);
   NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
 
   auto plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
@@ -191,6 +218,11 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 }
 
 int Session::fused_pattern_count() const { return model_->fused_patterns; }
+
+int64_t Session::counter(const std::string& name) const {
+  auto it = model_->counters.find(name);
+  return it == model_->counters.end() ? 0 : it->second;
+}
 
 int Session::num_threads() const { return thread_pool_ ? thread_pool_->num_threads() : 1; }
 

@@ -70,6 +70,11 @@ class Session {
   /// Subgraph patterns replaced by fused kernels at load time (0 in "reference" mode).
   int fused_pattern_count() const;
 
+  /// A load-time statistic (0 when never set): "jit_kernels" (generated kernels), "jit_nodes"
+  /// (model nodes they run), "jit_compile_us", "plan_nodes" (executed plan nodes of every graph)
+  /// and "plan_nodes_<path>" by kernel path (runtime/core/op_kernel.h profile_path: "jit", ...).
+  int64_t counter(const std::string& name) const;
+
   /// Threads the session runs on (nuphar_num_threads), the calling thread included.
   int num_threads() const;
   /// Pairs of independent sequence nodes (Scan, Loop, LSTM/GRU/RNN) of the main graph that run

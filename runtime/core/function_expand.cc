@@ -7,7 +7,6 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "runtime/core/graph_plan.h"
-#include "runtime/kernels/kernel.h"
 
 namespace nuphar {
 namespace {
@@ -69,7 +68,7 @@ void InferTypes(const onnx::GraphProto& graph, const ModelContext& model, TypeMa
 }  // namespace
 
 Expected<int> ExpandFunctionNodes(onnx::GraphProto* graph, const ModelContext& model, OpsetOverrides* overrides) {
-  const KernelRegistry& registry = KernelRegistry::Get();
+  const KernelRegistry& registry = *model.registry;
   TypeMap types = model.value_types;
   int expanded = 0;
   for (int round = 0; round < kMaxRounds; ++round) {
@@ -78,7 +77,7 @@ Expected<int> ExpandFunctionNodes(onnx::GraphProto* graph, const ModelContext& m
     onnx::GraphProto out = *graph;
     out.clear_node();
     for (const auto& node : graph->node()) {
-      const bool has_kernel = registry.Find(node.domain(), node.op_type()) != nullptr;
+      const bool has_kernel = registry.HasOp(node.domain(), node.op_type());
       const int opset = overrides->count(node.name()) ? overrides->at(node.name()) : model.OpsetFor(node.domain());
       onnx::FunctionProto body;
       if (has_kernel || opset < 0 || !BuildBody(node, opset, types, &body)) {

@@ -10,7 +10,6 @@
 
 #include "runtime/core/profiler.h"
 #include "runtime/core/tensor_proto.h"
-#include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
 namespace nuphar {
 
@@ -222,53 +221,41 @@ void GraphPlan::PairIndependentNodes(GraphPlan* plan) {
   }
 }
 
-Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
-                                                        PlanScope* parent) {
-  auto plan = std::make_shared<GraphPlan>();
-  OpsetOverrides opset_overrides;
-  const onnx::GraphProto* graph_ptr = &graph_in;
-  // Graph-level rewrites work on a copy, made only when one of them can apply (the copy holds
-  // the initializers too).
-  bool any_missing_kernel = false, any_quant_matmul = false;
-  for (const auto& node : graph_in.node()) {
-    any_missing_kernel |= KernelRegistry::Get().Find(node.domain(), node.op_type()) == nullptr;
-    any_quant_matmul |= node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16";
+Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProto& graph_in, const ModelContext& model,
+                                                          PlanScope* parent, OpsetOverrides* overrides) {
+  bool any_missing_kernel = false;
+  for (const auto& node : graph_in.node())
+    any_missing_kernel |= !model.registry->HasOp(node.domain(), node.op_type());
+  std::vector<const GraphRewrite*> applicable;
+  for (const GraphRewrite& r : model.rewrites)
+    if (r.may_apply(graph_in, model)) applicable.push_back(&r);
+  if (!any_missing_kernel && applicable.empty()) return &graph_in;
+  // Rewrites work on a copy (with the initializers), kept only when one of them changed it.
+  auto copy = std::make_shared<onnx::GraphProto>(graph_in);
+  int rewrites = 0;
+  if (any_missing_kernel) {
+    auto expanded = ExpandFunctionNodes(copy.get(), model, overrides);
+    if (!expanded) {
+      Status s = expanded.status();
+      return s.WithGraph(graph_in.name()).WithFile(model.file);
+    }
+    rewrites += *expanded;
   }
-  any_quant_matmul &= model.fuse_kernels;
-  if (any_missing_kernel || any_quant_matmul) {
-    auto copy = std::make_shared<onnx::GraphProto>(graph_in);
-    int rewrites = 0;
-    if (any_missing_kernel) {
-      auto expanded = ExpandFunctionNodes(copy.get(), model, &opset_overrides);
-      if (!expanded) {
-        Status s = expanded.status();
-        return s.WithGraph(graph_in.name()).WithFile(model.file);
-      }
-      rewrites += *expanded;
+  for (const GraphRewrite* r : applicable) {
+    RewriteContext ctx{model, LocalConstants(*copy, parent)};
+    auto done = r->apply(copy.get(), ctx);
+    if (!done) {
+      Status s = done.status();
+      return s.WithGraph(graph_in.name()).WithFile(model.file);
     }
-    if (any_quant_matmul) {
-      const int fused = FuseDynamicQuantMatMul(copy.get(), LocalConstants(*copy, parent));
-      model.fused_patterns += fused;
-      rewrites += fused;
-    }
-    if (rewrites > 0) {
-      plan->expanded_ = std::move(copy);
-      graph_ptr = plan->expanded_.get();
-    }
+    rewrites += *done;
   }
-  const onnx::GraphProto& graph = *graph_ptr;
-  plan->name_ = graph.name();
-  PlanScope scope;
-  scope.plan = plan.get();
-  scope.parent = parent;
-  scope.model = &model;
-  auto fail = [&](Diag d) {
-    Status s(std::move(d));
-    s.WithGraph(graph.name()).WithFile(model.file);
-    return s;
-  };
-  if (graph.sparse_initializer_size() > 0) return fail(Diag::Msg("sparse initializers are not supported"));
+  if (rewrites == 0) return &graph_in;
+  expanded_ = std::move(copy);
+  return expanded_.get();
+}
 
+Status GraphPlan::DefineValues(const onnx::GraphProto& graph, PlanScope& scope) {
   // Locals: graph inputs, then every node output.
   int next_local = 0;
   auto define_local = [&](const std::string& name) -> Status {
@@ -281,39 +268,42 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   for (const auto& in : graph.input()) {
     // Some exporters list an initializer-backed input twice; the second entry adds nothing.
     if (!seen_inputs.insert(in.name()).second) continue;
-    NUPHAR_RETURN_IF_ERROR(define_local(in.name()).WithGraph(graph.name()));
-    plan->input_names_.push_back(in.name());
-    plan->input_slots_.push_back(next_local - 1);
+    NUPHAR_RETURN_IF_ERROR(define_local(in.name()));
+    input_names_.push_back(in.name());
+    input_slots_.push_back(next_local - 1);
   }
   for (const auto& node : graph.node())
     for (const auto& o : node.output())
       if (!o.empty()) {
         Status s = define_local(o);
-        if (!s.ok()) return fail(Diag::Node(node, s.diag().reason));
+        if (!s.ok()) return Diag::Node(node, s.diag().reason);
       }
-  plan->num_locals_ = next_local;
+  num_locals_ = next_local;
 
   // Constants: initializers (those shadowed by a graph input become that input's default).
-  std::unordered_set<std::string> input_set(plan->input_names_.begin(), plan->input_names_.end());
+  std::unordered_set<std::string> input_set(input_names_.begin(), input_names_.end());
   for (const auto& t : graph.initializer()) {
     auto tensor = TensorFromProto(t);
-    if (!tensor) return fail(Diag::Msg("initializer '" + t.name() + "': " + tensor.diag().reason));
-    const int ref = plan->num_locals_ + static_cast<int>(plan->constants_.size());
-    plan->constants_.push_back(std::move(*tensor));
+    if (!tensor) return Diag::Msg("initializer '" + t.name() + "': " + tensor.diag().reason);
+    const int ref = num_locals_ + static_cast<int>(constants_.size());
+    constants_.push_back(std::move(*tensor));
     if (input_set.count(t.name())) continue;
     if (!scope.refs.emplace(t.name(), ref).second)
-      return fail(Diag::Msg("initializer '" + t.name() + "' has the same name as a node output"));
+      return Diag::Msg("initializer '" + t.name() + "' has the same name as a node output");
   }
-  for (const auto& name : plan->input_names_) {
+  for (const auto& name : input_names_) {
     int def = -1;
     for (int c = 0; c < graph.initializer_size(); ++c)
-      if (graph.initializer(c).name() == name) def = plan->num_locals_ + c;
-    plan->input_defaults_.push_back(def);
+      if (graph.initializer(c).name() == name) def = num_locals_ + c;
+    input_defaults_.push_back(def);
   }
+  return Status::OK();
+}
 
+Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope, const OpsetOverrides& overrides) {
+  const ModelContext& model = *scope.model;
   auto order = TopologicalOrder(graph);
-  if (!order) return fail(order.diag());
-  const KernelRegistry& registry = KernelRegistry::Get();
+  if (!order) return order.status();
   for (int idx : *order) {
     const onnx::NodeProto& node = graph.node(idx);
     PlanNode pn;
@@ -325,7 +315,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     for (const auto& in : node.input()) {
       int ref = in.empty() ? -1 : scope.Resolve(in);
       if (!in.empty() && ref == -1)
-        return fail(Diag::Node(node, "input '" + in + "' is not produced by any node, initializer or graph input"));
+        return Diag::Node(node, "input '" + in + "' is not produced by any node, initializer or graph input");
       pn.inputs.push_back(ref);
       const Tensor* c = in.empty() ? nullptr : scope.ConstantFor(ref);
       const_inputs.push_back(c);
@@ -343,48 +333,72 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
       }
     }
 
-    auto ov = opset_overrides.find(node.name());
-    const int opset = ov != opset_overrides.end() ? ov->second : model.OpsetFor(node.domain());
-    if (opset < 0) return fail(Diag::Node(node, "the model imports no opset for domain '" + node.domain() + "'"));
-    KernelFactory factory = registry.Find(node.domain(), node.op_type());
+    auto ov = overrides.find(node.name());
+    const int opset = ov != overrides.end() ? ov->second : model.OpsetFor(node.domain());
+    if (opset < 0) return Diag::Node(node, "the model imports no opset for domain '" + node.domain() + "'");
+    KernelFactory factory = model.registry->Find(node.domain(), node.op_type(), opset);
     if (!factory)
-      return fail(Diag::Node(node, "unsupported op '" + node.op_type() + "'" +
-                                       (node.domain().empty() ? std::string() : " in domain '" + node.domain() + "'") +
-                                       " (opset " + std::to_string(opset) + "): no kernel"));
+      return Diag::Node(node, "unsupported op '" + node.op_type() + "'" +
+                                  (node.domain().empty() ? std::string() : " in domain '" + node.domain() + "'") +
+                                  " (opset " + std::to_string(opset) + "): no kernel");
     NodeInfo info(node, opset, &scope, const_inputs, types);
     auto kernel = factory(info);
     if (!kernel) {
       Status s = kernel.status();
-      return s.WithNode(node).WithGraph(graph.name()).WithFile(model.file);
+      return s.WithNode(node);
     }
     pn.kernel = std::move(*kernel);
 
     // Load-time folding: run nodes whose inputs are all constants once, now.
     if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
-      Frame fold(*plan, nullptr);
+      Frame fold(*this, nullptr);
       KernelContext ctx(fold, pn.inputs, pn.outputs);
       if (pn.kernel->Compute(ctx).ok()) {
         for (size_t o = 0; o < pn.outputs.size(); ++o) {
           if (pn.outputs[o] < 0) continue;
-          const int ref = plan->num_locals_ + static_cast<int>(plan->constants_.size());
-          plan->constants_.push_back(fold.Local(pn.outputs[o]));
+          const int ref = num_locals_ + static_cast<int>(constants_.size());
+          constants_.push_back(fold.Local(pn.outputs[o]));
           scope.refs[node.output(static_cast<int>(o))] = ref;
         }
         continue;
       }
     }
-    plan->nodes_.push_back(std::move(pn));
+    ++model.counters["plan_nodes"];
+    ++model.counters[std::string("plan_nodes_") + pn.kernel->profile_path()];
+    nodes_.push_back(std::move(pn));
   }
+  return Status::OK();
+}
 
-  plan->pool_ = model.pool;
-  if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
-
+Status GraphPlan::ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope) {
   for (const auto& out : graph.output()) {
     const int ref = scope.Resolve(out.name());
-    if (ref == -1) return fail(Diag::Msg("graph output '" + out.name() + "' is not produced by any node or input"));
-    plan->output_names_.push_back(out.name());
-    plan->output_refs_.push_back(ref);
+    if (ref == -1) return Diag::Msg("graph output '" + out.name() + "' is not produced by any node or input");
+    output_names_.push_back(out.name());
+    output_refs_.push_back(ref);
   }
+  return Status::OK();
+}
+
+Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
+                                                        PlanScope* parent) {
+  NUPHAR_CHECK(model.registry != nullptr, "ModelContext::registry must be set");
+  auto plan = std::make_shared<GraphPlan>();
+  OpsetOverrides overrides;
+  NUPHAR_ASSIGN_OR_RETURN(const onnx::GraphProto* graph_ptr, plan->ApplyRewrites(graph_in, model, parent, &overrides));
+  const onnx::GraphProto& graph = *graph_ptr;
+  plan->name_ = graph.name();
+  PlanScope scope;
+  scope.plan = plan.get();
+  scope.parent = parent;
+  scope.model = &model;
+  auto located = [&](Status s) { return s.WithGraph(graph.name()).WithFile(model.file); };
+  if (graph.sparse_initializer_size() > 0) return located(Diag::Msg("sparse initializers are not supported"));
+  if (Status s = plan->DefineValues(graph, scope); !s.ok()) return located(std::move(s));
+  if (Status s = plan->CreateKernels(graph, scope, overrides); !s.ok()) return located(std::move(s));
+  plan->pool_ = model.pool;
+  if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
+  if (Status s = plan->ResolveOutputs(graph, scope); !s.ok()) return located(std::move(s));
   return plan;
 }
 

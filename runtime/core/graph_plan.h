@@ -23,8 +23,10 @@
 
 #include "graph/error.h"
 #include "runtime/core/function_expand.h"
+#include "runtime/core/graph_rewrite.h"
+#include "runtime/core/kernel_registry.h"
+#include "runtime/core/op_kernel.h"
 #include "runtime/core/tensor.h"
-#include "runtime/kernels/kernel.h"
 
 namespace onnx {
 class GraphProto;
@@ -40,12 +42,20 @@ class ThreadPool;
 
 struct ModelContext {
   const Settings* settings = nullptr;                   ///< the session's settings (never null in a session)
+  const KernelRegistry* registry = nullptr;             ///< kernels by op (never null in a session)
+  /// Applied in order to every graph (main graph and bodies) before it is compiled: the fusion
+  /// passes and the JIT partitioner (empty in "reference" execution mode).
+  std::vector<GraphRewrite> rewrites;
   std::unordered_map<std::string, int> opsets;          ///< domain ("" for ONNX) -> version
   std::unordered_map<std::string, DType> value_types;   ///< declared or inferred element types
+  /// Declared or inferred shapes (value_info, graph inputs/outputs, ONNX inference): -1 for a
+  /// dim without a value; dim_params alongside ("" when the dim has no name).
+  struct DeclaredShape {
+    std::vector<int64_t> dims;
+    std::vector<std::string> dim_params;
+  };
+  std::unordered_map<std::string, DeclaredShape> value_shapes;
   std::string file;                                     ///< for error messages
-  /// Run the fusion passes (runtime/fusion/) on every graph; off in "reference" execution mode,
-  /// which executes the model's nodes exactly as written.
-  bool fuse_kernels = true;
   /// The session's workers (nuphar_num_threads; null or 1 thread = everything on the caller) and
   /// nuphar_parallel_min_workloads (R6). Frames run independent Scans/Loops/RNNs side by side on
   /// it; NGEMM kernels split products on it above the threshold.
@@ -53,6 +63,9 @@ struct ModelContext {
   int64_t parallel_min_work = 0;
   /// Patterns the fusion passes replaced, over all graphs compiled so far (for tools and tests).
   mutable int fused_patterns = 0;
+  /// Statistics of the rewrites and kernels, over all graphs compiled so far, by name (e.g.
+  /// "jit_nodes"; runtime/jit/partitioner.h lists its own). Compilation is single-threaded.
+  mutable std::unordered_map<std::string, int64_t> counters;
   int OpsetFor(const std::string& domain) const;
 };
 
@@ -89,8 +102,18 @@ class GraphPlan {
  private:
   friend class Frame;
   friend struct PlanScope;
-  /// Compile stage: marks independent sequence nodes to run side by side (needs a pool).
+  // Compile stages, in order (graph_plan.cc):
+  /// 1. Function expansion and the session's rewrites, on a copy made only when one applies.
+  Expected<const onnx::GraphProto*> ApplyRewrites(const onnx::GraphProto& graph, const ModelContext& model,
+                                                  PlanScope* parent, OpsetOverrides* overrides);
+  /// 2. Locals (graph inputs, node outputs), constants (initializers) and input defaults.
+  Status DefineValues(const onnx::GraphProto& graph, PlanScope& scope);
+  /// 3. A kernel per node in topological order; nodes of constants only are folded.
+  Status CreateKernels(const onnx::GraphProto& graph, PlanScope& scope, const OpsetOverrides& overrides);
+  /// 4. Marks independent sequence nodes to run side by side (needs a pool).
   static void PairIndependentNodes(GraphPlan* plan);
+  /// 5. Graph outputs.
+  Status ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope);
   std::string name_;
   int num_locals_ = 0;
   std::deque<Tensor> constants_;  ///< deque: references stay valid while folding appends

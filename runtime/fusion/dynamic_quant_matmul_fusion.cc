@@ -36,6 +36,8 @@
 // feeding the others, and nodes left without consumers are dropped by dead-code elimination.
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
+#include "runtime/core/graph_plan.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <set>
@@ -504,6 +506,22 @@ int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup
   for (auto it = absorbed_adds.rbegin(); it != absorbed_adds.rend(); ++it) graph->mutable_node()->DeleteSubrange(*it, 1);
   RemoveDeadNodes(graph);
   return static_cast<int>(replacements.size());
+}
+
+GraphRewrite DynQuantMatMulRewrite() {
+  GraphRewrite r;
+  r.name = "dynamic_quant_matmul_fusion";
+  r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
+    for (const auto& node : g.node())
+      if (node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16") return true;
+    return false;
+  };
+  r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {
+    const int fused = FuseDynamicQuantMatMul(g, ctx.constants);
+    ctx.model.fused_patterns += fused;
+    return fused;
+  };
+  return r;
 }
 
 }  // namespace nuphar

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/core/tensor.h"
+#include "runtime/core/graph_rewrite.h"
 
 namespace onnx {
 class GraphProto;
@@ -14,12 +14,8 @@ class GraphProto;
 
 namespace nuphar {
 
-/// Domain and op of the fused node the pass emits (internal; never written to a model file).
-inline constexpr const char* kFusedDomain = "com.nuphar.internal";
+/// Op of the fused node the pass emits (domain kFusedDomain; never written to a model file).
 inline constexpr const char* kDynQuantMatMulOp = "DynQuantMatMul";
-
-/// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
-using ConstantLookup = std::function<const Tensor*(const std::string& name)>;
 
 /// What one or more FuseDynamicQuantMatMul calls did (counts accumulate over calls).
 struct DynQuantFusionReport {
@@ -33,5 +29,9 @@ struct DynQuantFusionReport {
 /// Returns the number of patterns fused; an absorbed Add is part of its pattern, not another one.
 int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup,
                            DynQuantFusionReport* report = nullptr);
+
+/// The pass as a session rewrite (runtime/core/graph_rewrite.h); it counts its patterns into
+/// ModelContext::fused_patterns.
+GraphRewrite DynQuantMatMulRewrite();
 
 }  // namespace nuphar

@@ -157,6 +157,12 @@ int main(int argc, char** argv) {
                         {"outputs", out_meta},     {"load_ms", Round3(load_ms)}, {"warmup", warmup},
                         {"iters", n},              {"median_ms", Round3(median)}, {"min_ms", Round3(sorted.front())},
                         {"mean_ms", Round3(mean)}, {"p90_ms", Round3(p90)},     {"max_ms", Round3(sorted.back())}};
+  // What the JIT took (runtime/jit/): generated kernels, the model nodes they run, the plan nodes
+  // left to the reference executor (fused kernels included), and the time spent compiling.
+  out["jit_kernels"] = session->counter("jit_kernels");
+  out["jit_nodes"] = session->counter("jit_nodes");
+  out["reference_nodes"] = session->counter("plan_nodes") - session->counter("plan_nodes_jit");
+  out["compile_ms"] = Round3(static_cast<double>(session->counter("jit_compile_us")) / 1000.0);
   std::printf("%s\n", out.dump().c_str());
   return kExitOk;
 }

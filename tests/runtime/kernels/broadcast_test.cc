@@ -1,5 +1,5 @@
 // BroadcastShape and BroadcastPlan against a naive per-element index computation.
-#include "runtime/kernels/broadcast.h"
+#include "runtime/kernels/elementwise/broadcast.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Packed fp32 GEMV (runtime/kernels/gemv_f32.h) on both paths against a double-precision
+// Packed fp32 GEMV (runtime/kernels/math/gemv_f32.h) on both paths against a double-precision
 // reference: packing from [K, N] and [N, K], K and N around the 32-column block, accumulate. Then
 // its two users: MatMul with a constant B and one row of A, and the LSTM/GRU/RNN ops with a
 // constant R at batch 1, each against the same op with B or R fed as a graph input (the Eigen
@@ -9,8 +9,8 @@
 #include <random>
 #include <vector>
 
-#include "runtime/kernels/gemm_eigen.h"
-#include "runtime/kernels/gemv_f32.h"
+#include "runtime/kernels/math/gemm_eigen.h"
+#include "runtime/kernels/math/gemv_f32.h"
 #include "tests/runtime/kernels/single_node_model.h"
 
 namespace nuphar {

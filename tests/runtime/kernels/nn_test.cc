@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "runtime/kernels/gemm_eigen.h"
+#include "runtime/kernels/math/gemm_eigen.h"
 #include "tests/runtime/kernels/single_node_model.h"
 
 namespace nuphar {

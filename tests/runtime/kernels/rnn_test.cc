@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "runtime/core/tensor_proto.h"
-#include "runtime/kernels/rnn_math.h"
+#include "runtime/kernels/rnn/rnn_math.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include "runtime/kernels/tensor_common.h"
+#include "runtime/kernels/tensor/tensor_common.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
 

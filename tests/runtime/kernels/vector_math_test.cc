@@ -1,4 +1,4 @@
-// Vectorized Sigmoid/Tanh (runtime/kernels/vector_math.h) on every path the CPU has, against
+// Vectorized Sigmoid/Tanh (runtime/kernels/math/vector_math.h) on every path the CPU has, against
 // double-precision references: absolute error everywhere, relative error near zero, the
 // saturated tails, the non-multiple-of-8 tail, in-place and out-of-place calls, and the
 // Sigmoid/Tanh op kernels (float32 through these functions, float64 through libm).
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "runtime/kernels/vector_math.h"
+#include "runtime/kernels/math/vector_math.h"
 #include "runtime/platform/cpu_features.h"
 #include "tests/runtime/kernels/single_node_model.h"
 

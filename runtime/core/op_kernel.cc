@@ -1,0 +1,130 @@
+// NodeInfo attribute access and KernelContext outputs (runtime/core/op_kernel.h).
+#include "runtime/core/op_kernel.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+
+#include "runtime/core/graph_plan.h"
+#include "runtime/core/settings.h"
+#include "runtime/core/tensor_proto.h"
+
+namespace nuphar {
+
+NodeInfo::NodeInfo(const onnx::NodeProto& node, int opset, PlanScope* scope, std::vector<const Tensor*> constant_inputs,
+                   std::vector<DType> input_types)
+    : node_(node),
+      opset_(opset),
+      scope_(scope),
+      constant_inputs_(std::move(constant_inputs)),
+      input_types_(std::move(input_types)) {}
+
+const std::string& NodeInfo::name() const { return node_.name(); }
+const std::string& NodeInfo::op_type() const { return node_.op_type(); }
+const std::string& NodeInfo::domain() const { return node_.domain(); }
+size_t NodeInfo::num_inputs() const { return static_cast<size_t>(node_.input_size()); }
+size_t NodeInfo::num_outputs() const { return static_cast<size_t>(node_.output_size()); }
+bool NodeInfo::has_input(size_t i) const { return i < num_inputs() && !node_.input(static_cast<int>(i)).empty(); }
+bool NodeInfo::has_output(size_t i) const { return i < num_outputs() && !node_.output(static_cast<int>(i)).empty(); }
+
+std::string NodeInfo::setting(const std::string& key) const {
+  const Settings* s = scope_ && scope_->model ? scope_->model->settings : nullptr;
+  return s ? s->Get(key) : std::string();
+}
+
+ThreadPool* NodeInfo::thread_pool() const { return scope_ && scope_->model ? scope_->model->pool : nullptr; }
+
+int64_t NodeInfo::parallel_min_work() const {
+  return scope_ && scope_->model ? scope_->model->parallel_min_work : 0;
+}
+
+void NodeInfo::AddCounter(const std::string& name, int64_t value) const {
+  if (scope_ && scope_->model) scope_->model->counters[name] += value;
+}
+
+const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const {
+  for (const auto& a : node_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+bool NodeInfo::has_attr(const std::string& name) const { return attr(name) != nullptr; }
+
+int64_t NodeInfo::GetInt(const std::string& name, int64_t fallback) const {
+  const auto* a = attr(name);
+  return a ? a->i() : fallback;
+}
+float NodeInfo::GetFloat(const std::string& name, float fallback) const {
+  const auto* a = attr(name);
+  return a ? a->f() : fallback;
+}
+std::string NodeInfo::GetString(const std::string& name, const std::string& fallback) const {
+  const auto* a = attr(name);
+  return a ? a->s() : fallback;
+}
+std::vector<int64_t> NodeInfo::GetInts(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+}
+std::vector<float> NodeInfo::GetFloats(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
+}
+std::vector<std::string> NodeInfo::GetStrings(const std::string& name) const {
+  const auto* a = attr(name);
+  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
+}
+Expected<Tensor> NodeInfo::GetTensor(const std::string& name) const {
+  const auto* a = attr(name);
+  if (!a || !a->has_t()) return Error("attribute '" + name + "' is missing or not a tensor");
+  auto t = TensorFromProto(a->t());
+  if (!t) return Error("attribute '" + name + "': " + t.diag().reason);
+  return t;
+}
+const onnx::GraphProto* NodeInfo::GetGraph(const std::string& name) const {
+  const auto* a = attr(name);
+  return a && a->has_g() ? &a->g() : nullptr;
+}
+
+Expected<std::shared_ptr<const GraphPlan>> NodeInfo::CompileSubgraph(const std::string& attr_name) const {
+  const onnx::GraphProto* g = GetGraph(attr_name);
+  if (!g) return Error("graph attribute '" + attr_name + "' is missing");
+  auto plan = GraphPlan::Compile(*g, *scope_->model, scope_);
+  if (!plan) return plan.status();
+  return std::shared_ptr<const GraphPlan>(std::move(*plan));
+}
+
+const Tensor* KernelContext::input(size_t i) const {
+  if (i >= inputs_.size()) return nullptr;
+  const Tensor* t = frame_.Get(inputs_[i]);
+  return t && t->defined() ? t : nullptr;
+}
+
+Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> shape) {
+  Tensor* t = output_needed(i) ? &frame_.Local(outputs_[i]) : &frame_.UnnamedOutput(node_index_);
+  t->Resize(dtype, shape);
+  return t;
+}
+
+void* KernelContext::Scratch(size_t bytes) {
+  Tensor& t = frame_.NodeScratch(node_index_);
+  const int64_t n = static_cast<int64_t>(bytes);
+  t.Resize(DType::kUint8, std::span<const int64_t>(&n, 1));
+  return t.raw();
+}
+
+void KernelContext::SetOutputAlias(size_t i, const Tensor& value) {
+  if (!output_needed(i)) return;
+  // A small tensor is copied into the output's own (reused) buffer instead: sharing would make
+  // the producer of `value` find its buffer shared on the next step of a loop and allocate a
+  // new one, every step. Copying a few KB costs less than that allocation.
+  constexpr size_t kAliasMinBytes = 256 * 1024;
+  Tensor& out = frame_.Local(outputs_[i]);
+  if (value.bytes() >= kAliasMinBytes || !value.defined()) {
+    out = value;
+    return;
+  }
+  out.Resize(value.dtype(), value.shape());
+  if (value.bytes() > 0) std::memcpy(out.raw(), value.raw(), value.bytes());
+}
+
+}  // namespace nuphar

@@ -1,0 +1,149 @@
+// The kernel interface: what every op implementation sees (the reference kernels in
+// runtime/kernels/, the fused kernels, and the JIT's generated kernels in runtime/jit/).
+//
+// Load time: a factory receives a NodeInfo (attributes, opset, constant inputs, declared
+// input types) and either returns a kernel or refuses with a Diag naming the reason. All
+// validation that does not depend on run-time shapes happens here.
+// Run time: OpKernel::Compute reads inputs and writes outputs through a KernelContext.
+// Kernels are immutable after creation and must be safe to call from concurrent Runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "graph/error.h"
+#include "runtime/core/tensor.h"
+
+namespace onnx {
+class NodeProto;
+class GraphProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace nuphar {
+
+class ThreadPool;
+
+class GraphPlan;
+class Frame;
+struct PlanScope;
+
+/// Load-time view of one node.
+class NodeInfo {
+ public:
+  NodeInfo(const onnx::NodeProto& node, int opset, PlanScope* scope,
+           std::vector<const Tensor*> constant_inputs, std::vector<DType> input_types);
+
+  const std::string& name() const;
+  const std::string& op_type() const;
+  const std::string& domain() const;
+  /// Opset version in force for this node's domain.
+  int opset() const { return opset_; }
+  const onnx::NodeProto& proto() const { return node_; }
+
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  /// An input/output slot that exists and has a non-empty name.
+  bool has_input(size_t i) const;
+  bool has_output(size_t i) const;
+  /// The value of input i when it is a constant known at load time (initializer), else null.
+  const Tensor* constant_input(size_t i) const {
+    return i < constant_inputs_.size() ? constant_inputs_[i] : nullptr;
+  }
+  /// Declared element type of input i (graph input, initializer, value_info); kUndefined if unknown.
+  DType input_type(size_t i) const { return i < input_types_.size() ? input_types_[i] : DType::kUndefined; }
+
+  bool has_attr(const std::string& name) const;
+  const onnx::AttributeProto* attr(const std::string& name) const;
+  int64_t GetInt(const std::string& name, int64_t fallback) const;
+  float GetFloat(const std::string& name, float fallback) const;
+  std::string GetString(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> GetInts(const std::string& name) const;
+  std::vector<float> GetFloats(const std::string& name) const;
+  std::vector<std::string> GetStrings(const std::string& name) const;
+  Expected<Tensor> GetTensor(const std::string& name) const;
+  const onnx::GraphProto* GetGraph(const std::string& name) const;
+
+  /// Compiles a subgraph attribute (Scan/Loop/If body) in this node's scope, so outer-scope
+  /// names resolve to the enclosing graphs.
+  Expected<std::shared_ptr<const GraphPlan>> CompileSubgraph(const std::string& attr_name) const;
+
+  /// The session setting `key` (runtime/core/settings.h), or "" when unset.
+  std::string setting(const std::string& key) const;
+  /// The session's worker pool and nuphar_parallel_min_workloads (ModelContext), for kernels
+  /// that split their work; null / 0 outside a session.
+  ThreadPool* thread_pool() const;
+  int64_t parallel_min_work() const;
+
+  /// Adds `value` to the session's statistic `name` (ModelContext::counters; e.g. "jit_kernels").
+  void AddCounter(const std::string& name, int64_t value) const;
+
+  /// A Diag for this node.
+  Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }
+
+ private:
+  const onnx::NodeProto& node_;
+  int opset_;
+  PlanScope* scope_;
+  std::vector<const Tensor*> constant_inputs_;
+  std::vector<DType> input_types_;
+};
+
+/// Run-time view of one node execution. Not thread-safe; one per executing frame.
+class KernelContext {
+ public:
+  KernelContext(Frame& frame, const std::vector<int>& inputs, const std::vector<int>& outputs, int node_index = -1)
+      : frame_(frame), inputs_(inputs), outputs_(outputs), node_index_(node_index) {}
+
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  /// Null for an absent optional input.
+  const Tensor* input(size_t i) const;
+  /// True when output i exists (a non-empty name) — kernels may skip computing the others.
+  bool output_needed(size_t i) const { return i < outputs_.size() && outputs_[i] >= 0; }
+  /// The tensor to write output i into, sized to dtype x shape. Reuses the previous buffer
+  /// when possible. For an absent output it returns a scratch tensor owned by the frame.
+  Tensor* Output(size_t i, DType dtype, std::span<const int64_t> shape);
+  Tensor* Output(size_t i, DType dtype, const std::vector<int64_t>& shape) {
+    return Output(i, dtype, std::span<const int64_t>(shape));
+  }
+  /// Sets output i to `value` (Identity-like ops): shares the buffer of a large tensor, copies a
+  /// small one into the output's reused buffer (see kernel.cc for why).
+  void SetOutputAlias(size_t i, const Tensor& value);
+
+  /// 64-byte-aligned scratch memory of at least `bytes`, owned by the frame for this node and
+  /// reused by later executions (so a kernel's working buffer costs no allocation per step).
+  /// Valid until the next Scratch call of the same node.
+  void* Scratch(size_t bytes);
+
+  /// The executing frame, for control-flow kernels that run subgraphs.
+  Frame& frame() { return frame_; }
+
+ private:
+  Frame& frame_;
+  const std::vector<int>& inputs_;
+  const std::vector<int>& outputs_;
+  int node_index_;
+};
+
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  virtual Status Compute(KernelContext& ctx) const = 0;
+  /// Which implementation runs, for profiles (runtime/core/profiler.h): "reference" unless a
+  /// kernel runs a specialised path ("ngemm", "fused_ngemm", "gemv_f32").
+  virtual const char* profile_path() const { return "reference"; }
+};
+
+using KernelFactory = Expected<std::unique_ptr<OpKernel>> (*)(const NodeInfo& node);
+
+/// A kernel built from a lambda-free function: `MakeKernel<MyKernel>(args...)`.
+template <class K, class... Args>
+Expected<std::unique_ptr<OpKernel>> MakeKernel(Args&&... args) {
+  return std::unique_ptr<OpKernel>(new K(std::forward<Args>(args)...));
+}
+
+}  // namespace nuphar

@@ -1,0 +1,287 @@
+// LLVM IR for fused elementwise kernels (codegen_elementwise.h).
+//
+// Loop nest: rows -> column tiles of kActivationTile -> segments -> columns. A segment is the
+// run of ops between two rounds of activation calls: its column loop computes every op of the
+// segment for one element in registers, stores the values a later segment or an activation
+// needs into stack tiles, and stores the kernel outputs. After the loop, the activations whose
+// operands are complete run as calls on whole tiles.
+//
+// Rounding follows the reference kernels op for op: no fast-math flags, no FMA (the engine allows
+// fusion only for llvm.fmuladd, which is never emitted), Max/Min/Clip/Relu as the reference's
+// comparisons (NaN handling included).
+#include "runtime/jit/codegen_elementwise.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+namespace nuphar::jit {
+namespace {
+
+using llvm::IRBuilder;
+using llvm::Value;
+
+// for (i = begin; i < end; ++i) body(i); with the builder left after the loop.
+void EmitLoop(IRBuilder<>& b, Value* begin, Value* end, const char* name, const std::function<void(Value*)>& body) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& ctx = b.getContext();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx, std::string(name) + ".head", f);
+  auto* loop = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", f);
+  auto* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", f);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
+  i->addIncoming(begin, pre);
+  b.CreateCondBr(b.CreateICmpSLT(i, end), loop, exit);
+  b.SetInsertPoint(loop);
+  body(i);
+  Value* next = b.CreateAdd(i, b.getInt64(1), std::string(name) + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+}
+
+// When each value becomes readable and where it is kept (see the file comment).
+struct Schedule {
+  std::vector<int> avail;       // segment from which the value is readable
+  std::vector<char> in_tile;    // kept in a stack tile (activation results, values read later)
+  std::vector<char> activation; // produced by an activation call
+  int segments = 1;
+};
+
+Schedule MakeSchedule(const ElementwiseIR& ir) {
+  const size_t ni = ir.inputs.size(), nv = ni + ir.ops.size();
+  Schedule s;
+  s.avail.assign(nv, 0);
+  s.in_tile.assign(nv, 0);
+  s.activation.assign(nv, 0);
+  for (size_t k = 0; k < ir.ops.size(); ++k) {
+    const IrOp& op = ir.ops[k];
+    const size_t v = ni + k;
+    if (IsActivationCall(op.kind)) {
+      s.activation[v] = s.in_tile[v] = 1;
+      s.in_tile[static_cast<size_t>(op.a)] = 1;  // the call reads a whole tile
+      s.avail[v] = s.avail[static_cast<size_t>(op.a)] + 1;
+    } else {
+      int seg = s.avail[static_cast<size_t>(op.a)];
+      if (op.b >= 0) seg = std::max(seg, s.avail[static_cast<size_t>(op.b)]);
+      s.avail[v] = seg;
+    }
+  }
+  // A value computed in one segment and read in a later one is kept in a tile. Inputs are read
+  // from their buffers in any segment (unless an activation needs them whole).
+  for (size_t k = 0; k < ir.ops.size(); ++k) {
+    const IrOp& op = ir.ops[k];
+    const int seg = s.avail[ni + k];
+    for (int operand : {op.a, op.b})
+      if (operand >= static_cast<int>(ni) && s.avail[static_cast<size_t>(operand)] < seg)
+        s.in_tile[static_cast<size_t>(operand)] = 1;
+  }
+  for (size_t v = 0; v < nv; ++v) s.segments = std::max(s.segments, s.avail[v] + 1);
+  return s;
+}
+
+class Emitter {
+ public:
+  Emitter(const ElementwiseIR& ir, llvm::Module& m) : ir_(ir), m_(m), b_(m.getContext()), sched_(MakeSchedule(ir)) {}
+
+  void EmitBody(llvm::Function* f) {
+    llvm::LLVMContext& ctx = m_.getContext();
+    auto* entry = llvm::BasicBlock::Create(ctx, "entry", f);
+    b_.SetInsertPoint(entry);
+    const size_t ni = ir_.inputs.size(), nv = ni + ir_.ops.size();
+    auto arg = f->arg_begin();
+    for (size_t i = 0; i < ni + ir_.outputs.size(); ++i) buffers_.push_back(&*arg++);
+    rows_ = &*arg++;
+    cols_ = &*arg++;
+    input_cols_ = &*arg++;
+    tiles_.assign(nv, nullptr);
+    auto* tile_type = llvm::ArrayType::get(b_.getFloatTy(), kActivationTile);
+    for (size_t v = 0; v < nv; ++v) {
+      if (!sched_.in_tile[v]) continue;
+      auto* a = b_.CreateAlloca(tile_type, nullptr, "tile" + std::to_string(v));
+      a->setAlignment(llvm::Align(64));
+      tiles_[v] = b_.CreateConstInBoundsGEP2_64(tile_type, a, 0, 0);
+    }
+    EmitLoop(b_, b_.getInt64(0), rows_, "r", [&](Value* r) {
+      EmitLoop(b_, b_.getInt64(0), b_.CreateUDiv(b_.CreateAdd(cols_, b_.getInt64(kActivationTile - 1)),
+                                                 b_.getInt64(kActivationTile)),
+               "t", [&](Value* t) {
+                 Value* c0 = b_.CreateMul(t, b_.getInt64(kActivationTile));
+                 Value* rest = b_.CreateSub(cols_, c0);
+                 Value* len = b_.CreateSelect(b_.CreateICmpSLT(rest, b_.getInt64(kActivationTile)), rest,
+                                              b_.getInt64(kActivationTile));
+                 for (int seg = 0; seg < sched_.segments; ++seg) {
+                   EmitLoop(b_, b_.getInt64(0), len, "c", [&](Value* c) { EmitSegmentElement(seg, r, c0, c); });
+                   EmitActivationCalls(seg, len);
+                 }
+               });
+    });
+    b_.CreateRetVoid();
+  }
+
+ private:
+  void EmitSegmentElement(int seg, Value* r, Value* c0, Value* c) {
+    const size_t ni = ir_.inputs.size();
+    std::map<int, Value*> ssa;
+    Value* col = b_.CreateAdd(c0, c);
+    Value* full_index = b_.CreateAdd(b_.CreateMul(r, cols_), col);
+    std::function<Value*(int)> get = [&](int v) -> Value* {
+      if (auto it = ssa.find(v); it != ssa.end()) return it->second;
+      Value* x = nullptr;
+      const size_t uv = static_cast<size_t>(v);
+      if (sched_.activation[uv] || (v >= static_cast<int>(ni) && sched_.avail[uv] < seg)) {
+        x = b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), tiles_[uv], c));
+      } else if (v < static_cast<int>(ni)) {
+        Value* index = nullptr;
+        switch (ir_.inputs[uv]) {
+          case Access::kFull: index = full_index; break;
+          case Access::kRow: index = col; break;
+          case Access::kColumn: index = r; break;
+          case Access::kScalar: index = b_.getInt64(0); break;
+          case Access::kSliced: NUPHAR_CHECK(false, "a sliced input is read through ColumnSlice only"); break;
+        }
+        x = b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), buffers_[uv], index));
+      } else if (ir_.ops[uv - ni].kind == OpKind::kColumnSlice) {
+        const IrOp& op = ir_.ops[uv - ni];
+        Value* in_cols = b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), input_cols_, op.a));
+        Value* index = b_.CreateAdd(b_.CreateMul(r, in_cols), b_.CreateAdd(b_.getInt64(op.offset), col));
+        x = b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), buffers_[static_cast<size_t>(op.a)], index));
+      } else {
+        x = Compute(ir_.ops[uv - ni], get);
+      }
+      ssa[v] = x;
+      return x;
+    };
+    // Values of this segment that must outlive it, and the outputs readable in it.
+    for (size_t v = 0; v < sched_.avail.size(); ++v) {
+      if (sched_.avail[v] != seg || !sched_.in_tile[v] || sched_.activation[v]) continue;
+      b_.CreateStore(get(static_cast<int>(v)), b_.CreateGEP(b_.getFloatTy(), tiles_[v], c));
+    }
+    for (size_t o = 0; o < ir_.outputs.size(); ++o) {
+      const int v = ir_.outputs[o];
+      if (sched_.avail[static_cast<size_t>(v)] != seg) continue;
+      b_.CreateStore(get(v), b_.CreateGEP(b_.getFloatTy(), buffers_[ni + o], full_index));
+    }
+  }
+
+  void EmitActivationCalls(int seg, Value* len) {
+    const size_t ni = ir_.inputs.size();
+    for (size_t k = 0; k < ir_.ops.size(); ++k) {
+      const IrOp& op = ir_.ops[k];
+      if (!IsActivationCall(op.kind) || sched_.avail[ni + k] != seg + 1) continue;
+      llvm::FunctionCallee fn = m_.getOrInsertFunction(
+          op.kind == OpKind::kSigmoid ? "nuphar_jit_sigmoid_f32" : "nuphar_jit_tanh_f32", b_.getVoidTy(),
+          b_.getFloatTy()->getPointerTo(), b_.getFloatTy()->getPointerTo(), b_.getInt64Ty());
+      b_.CreateCall(fn, {tiles_[static_cast<size_t>(op.a)], tiles_[ni + k], len});
+    }
+  }
+
+  Value* Unary(llvm::Intrinsic::ID id, Value* x) {
+    return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, {b_.getFloatTy()}), {x});
+  }
+  Value* Libm(const char* name, Value* x) {
+    llvm::FunctionCallee fn = m_.getOrInsertFunction(name, b_.getFloatTy(), b_.getFloatTy());
+    return b_.CreateCall(fn, {x});
+  }
+  Value* F(float v) { return llvm::ConstantFP::get(b_.getFloatTy(), v); }
+
+  Value* Compute(const IrOp& op, const std::function<Value*(int)>& get) {
+    Value* a = get(op.a);
+    Value* bv = op.b >= 0 ? get(op.b) : nullptr;
+    switch (op.kind) {
+      case OpKind::kAdd: return b_.CreateFAdd(a, bv);
+      case OpKind::kSub: return b_.CreateFSub(a, bv);
+      case OpKind::kMul: return b_.CreateFMul(a, bv);
+      case OpKind::kDiv: return b_.CreateFDiv(a, bv);
+      case OpKind::kMax:  // (a > b || a != a) ? a : b
+        return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOGT(a, bv), b_.CreateFCmpUNO(a, a)), a, bv);
+      case OpKind::kMin:  // (a < b || a != a) ? a : b
+        return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOLT(a, bv), b_.CreateFCmpUNO(a, a)), a, bv);
+      case OpKind::kNeg: return b_.CreateFNeg(a);
+      case OpKind::kAbs: return Unary(llvm::Intrinsic::fabs, a);
+      case OpKind::kRelu: return b_.CreateSelect(b_.CreateFCmpOGT(a, F(0)), a, F(0));  // x > 0 ? x : 0
+      case OpKind::kSqrt: return Unary(llvm::Intrinsic::sqrt, a);
+      case OpKind::kReciprocal: return b_.CreateFDiv(F(1), a);
+      case OpKind::kFloor: return Unary(llvm::Intrinsic::floor, a);
+      case OpKind::kCeil: return Unary(llvm::Intrinsic::ceil, a);
+      case OpKind::kExp: return Libm("expf", a);
+      case OpKind::kLog: return Libm("logf", a);
+      case OpKind::kLeakyRelu:  // x < 0 ? alpha * x : x
+        return b_.CreateSelect(b_.CreateFCmpOLT(a, F(0)), b_.CreateFMul(F(op.alpha), a), a);
+      case OpKind::kHardSigmoid: {  // max(0, min(1, alpha * x + beta)) as std::max/std::min
+        Value* y = b_.CreateFAdd(b_.CreateFMul(F(op.alpha), a), F(op.beta));
+        Value* m = b_.CreateSelect(b_.CreateFCmpOLT(y, F(1)), y, F(1));
+        return b_.CreateSelect(b_.CreateFCmpOLT(F(0), m), m, F(0));
+      }
+      case OpKind::kClip: {  // std::min(std::max(x, lo), hi)
+        Value* m = b_.CreateSelect(b_.CreateFCmpOLT(a, F(op.alpha)), F(op.alpha), a);
+        return b_.CreateSelect(b_.CreateFCmpOLT(F(op.beta), m), F(op.beta), m);
+      }
+      case OpKind::kIdentity: return a;
+      case OpKind::kSigmoid:
+      case OpKind::kTanh:          // calls on tiles, never computed per element
+      case OpKind::kColumnSlice:   // a load (EmitSegmentElement)
+        break;
+    }
+    NUPHAR_CHECK(false, "elementwise codegen: op kind without an emitter");
+    return nullptr;
+  }
+
+  const ElementwiseIR& ir_;
+  llvm::Module& m_;
+  IRBuilder<> b_;
+  Schedule sched_;
+  std::vector<Value*> buffers_;
+  std::vector<Value*> tiles_;
+  Value* rows_ = nullptr;
+  Value* cols_ = nullptr;
+  Value* input_cols_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> EmitElementwiseKernel(const ElementwiseIR& ir, const std::string& name,
+                                                    llvm::LLVMContext& context) {
+  auto module = std::make_unique<llvm::Module>(name, context);
+  IRBuilder<> b(context);
+  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
+  const size_t nbuf = ir.inputs.size() + ir.outputs.size();
+
+  // Internal body: one noalias pointer per buffer.
+  std::vector<llvm::Type*> params(nbuf, f32p);
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt64Ty()->getPointerTo());
+  auto* body_type = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", module.get());
+  for (size_t i = 0; i < nbuf; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  Emitter(ir, *module).EmitBody(body);
+
+  // Entry: unpacks the buffer array.
+  auto* entry_type = llvm::FunctionType::get(
+      b.getVoidTy(), {f32p->getPointerTo(), b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty()->getPointerTo()}, false);
+  auto* entry = llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, name, module.get());
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", entry));
+  std::vector<Value*> args;
+  Value* buffers = &*entry->arg_begin();
+  for (size_t i = 0; i < nbuf; ++i)
+    args.push_back(b.CreateLoad(f32p, b.CreateConstInBoundsGEP1_64(f32p, buffers, i)));
+  args.push_back(&*(entry->arg_begin() + 1));
+  args.push_back(&*(entry->arg_begin() + 2));
+  args.push_back(&*(entry->arg_begin() + 3));
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+  return module;
+}
+
+}  // namespace nuphar::jit

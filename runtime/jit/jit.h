@@ -1,0 +1,21 @@
+// The JIT path of the runtime (spec runtime.md R1): what the session hands to the executor.
+//   runtime/jit/partitioner.h       level-1 partitions as a graph rewrite
+//   runtime/jit/elementwise_ir.h    level-2 kernel IR of a partition
+//   runtime/jit/codegen_*.cc        LLVM IR per op family
+//   runtime/jit/jit_engine.h        LLVM 14 ORC (LLJIT), the only place LLVM is linked
+//   runtime/jit/jit_kernel.cc       the OpKernel that runs generated code (and compare mode)
+//   runtime/jit/jit_runtime_abi.h   C functions generated code calls
+#pragma once
+
+#include "runtime/core/graph_rewrite.h"
+#include "runtime/core/kernel_registry.h"
+
+namespace nuphar::jit {
+
+/// Registers the kernel of partition nodes (com.nuphar.internal.JitKernel).
+void RegisterJitKernels(KernelRegistry& registry);
+
+/// The rewrites of the JIT path, to run after the fusion passes.
+GraphRewrite JitPartitionRewrite();
+
+}  // namespace nuphar::jit

@@ -1,0 +1,21 @@
+// The runtime side of the generated code's C ABI (jit_runtime_abi.h).
+#include "runtime/jit/jit_runtime_abi.h"
+
+#include "runtime/kernels/math/vector_math.h"
+
+extern "C" {
+void nuphar_jit_sigmoid_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().sigmoid_f32(x, y, n); }
+void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().tanh_f32(x, y, n); }
+}
+
+namespace nuphar::jit {
+
+const std::vector<AbiSymbol>& RuntimeAbiSymbols() {
+  static const std::vector<AbiSymbol> symbols = {
+      {"nuphar_jit_sigmoid_f32", reinterpret_cast<void*>(&nuphar_jit_sigmoid_f32)},
+      {"nuphar_jit_tanh_f32", reinterpret_cast<void*>(&nuphar_jit_tanh_f32)},
+  };
+  return symbols;
+}
+
+}  // namespace nuphar::jit

@@ -1,0 +1,27 @@
+// The JIT partitioner (spec runtime.md R1, §8.1): a graph rewrite that replaces each maximal
+// acyclic group of nodes the code generator supports by one partition node
+//   com.nuphar.internal.JitKernel(inputs...) -> outputs...   attribute body: the group's nodes
+// which the JIT kernel factory (jit_kernel.cc) compiles at load time. Every node it does not
+// take is recorded with its reason (nuphar_dump_partition prints them).
+//
+// Before:  a = Add(x, b)   s = Sigmoid(a)   y = Mul(s, h)        (all [B, H] float)
+// After:   y = JitKernel(x, b, h)  body: the three nodes, value_info with every shape
+// Refused: non-float values, dims without a value or a name, broadcasts other than a row,
+//          a column or a scalar, ops without a generator, nodes with subgraphs.
+#pragma once
+
+#include <string>
+
+#include "runtime/core/graph_rewrite.h"
+
+namespace nuphar::jit {
+
+inline constexpr const char* kJitKernelOp = "JitKernel";
+/// Name prefix of partition bodies: the partitioner never rewrites them again.
+inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
+
+/// The partitioner as a session rewrite. It adds to ModelContext::counters: "jit_nodes" (model
+/// nodes taken) and "jit_partitions".
+GraphRewrite JitPartitionRewrite();
+
+}  // namespace nuphar::jit

@@ -1,4 +1,0 @@
-// Eigen GEMM, AVX2+FMA copy (this file alone gets -mavx2 -mfma; see gemm_eigen.h).
-#define NUPHAR_GEMM_NS gemm_avx2
-#define NUPHAR_EIGEN_NS nuphar_eigen_avx2
-#include "runtime/kernels/gemm_eigen_impl.inc"

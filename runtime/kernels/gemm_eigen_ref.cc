@@ -1,4 +1,0 @@
-// Eigen GEMM, baseline ISA copy (SSE2): the path for CPUs without AVX2+FMA and for tests.
-#define NUPHAR_GEMM_NS gemm_ref
-#define NUPHAR_EIGEN_NS nuphar_eigen_ref
-#include "runtime/kernels/gemm_eigen_impl.inc"

@@ -1,0 +1,203 @@
+// Conv (1-D..6-D, groups, dilations, strides, pads, auto_pad) as im2col + Eigen GEMM, and
+// ConvTranspose (output_padding, output_shape, groups, dilations, auto_pad) as GEMM + col2im.
+#include <algorithm>
+#include <string>
+
+#include "runtime/kernels/math/gemm_eigen.h"
+#include "runtime/kernels/nn/nn_conv_geometry.h"
+#include "runtime/kernels/nn/nn_dtype.h"
+#include "runtime/kernels/nn/nn_kernels.h"
+#include "runtime/kernels/nn/nn_scratch.h"
+
+namespace nuphar {
+namespace {
+
+std::string Shapes(const Tensor& x, const Tensor& w) {
+  return "X " + ShapeToString(x.shape()) + ", W " + ShapeToString(w.shape());
+}
+
+// Checks X [N, C, in...] against W [M, C/group, k...] (Conv) and returns the spatial kernel.
+Status CheckConvShapes(const WindowAttrs& attrs, const Tensor& x, const Tensor& w) {
+  if (x.rank() < 3 || w.rank() != x.rank()) return Diag::Msg("Conv needs X and W of equal rank >= 3: " + Shapes(x, w));
+  if (x.dim(1) != w.dim(1) * attrs.group || w.dim(0) % attrs.group != 0)
+    return Diag::Msg("Conv channels do not match group " + std::to_string(attrs.group) + ": " + Shapes(x, w));
+  if (!attrs.kernel_shape.empty() &&
+      !std::equal(attrs.kernel_shape.begin(), attrs.kernel_shape.end(), w.shape().begin() + 2, w.shape().end()))
+    return Diag::Msg("Conv kernel_shape disagrees with W: " + Shapes(x, w));
+  return Status::OK();
+}
+
+class ConvKernel final : public OpKernel {
+ public:
+  explicit ConvKernel(WindowAttrs attrs) : attrs_(std::move(attrs)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    const Tensor* w = ctx.input(1);
+    const Tensor* b = ctx.input(2);
+    if (!x || !w) return Diag::Msg("Conv needs inputs X and W");
+    if (w->dtype() != x->dtype() || (b && b->dtype() != x->dtype()))
+      return Diag::Msg("Conv inputs have different element types");
+    NUPHAR_RETURN_IF_ERROR(CheckConvShapes(attrs_, *x, *w));
+    const std::span<const int64_t> xs(x->shape()), ws(w->shape());
+    NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, ComputeWindowGeometry(attrs_, xs.subspan(2), ws.subspan(2)));
+    const int64_t N = x->dim(0), C = x->dim(1), M = w->dim(0), G = attrs_.group;
+    if (b && b->size() != M) return Diag::Msg("Conv bias B must have " + std::to_string(M) + " elements");
+    std::array<int64_t, WindowAttrs::kMaxSpatial + 2> out_shape{N, M};
+    for (int i = 0; i < g.rank; ++i) out_shape[static_cast<size_t>(i) + 2] = g.out[static_cast<size_t>(i)];
+    Tensor* y = ctx.Output(0, x->dtype(), std::span<const int64_t>(out_shape.data(), static_cast<size_t>(g.rank) + 2));
+    return DispatchFloating(x->dtype(), [&]<class T>() {
+      const int64_t Cg = C / G, Mg = M / G, in_size = g.in_size(), out_size = g.out_size();
+      const int64_t ck = Cg * g.kernel_size();  // GEMM depth
+      const bool identity = Im2ColIsIdentity(g);
+      T* col = identity ? nullptr : ScratchBuffer<T>(static_cast<size_t>(ck * out_size), 0);
+      const T* px = x->data<T>();
+      const T* pw = w->data<T>();
+      T* py = y->data<T>();
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t grp = 0; grp < G; ++grp) {
+          const T* xg = px + (n * C + grp * Cg) * in_size;
+          if (!identity) Im2Col<T, T>(xg, Cg, g, T(0), col);
+          // Y_g[Mg, out] = W_g[Mg, ck] * col[ck, out]
+          GemmAny<T>(false, false, Mg, out_size, ck, T(1), pw + grp * Mg * ck, ck, identity ? xg : col, out_size, T(0),
+                     py + (n * M + grp * Mg) * out_size, out_size);
+        }
+        if (b) {
+          const T* pb = b->data<T>();
+          for (int64_t m = 0; m < M; ++m) {
+            T* row = py + (n * M + m) * out_size;
+            for (int64_t i = 0; i < out_size; ++i) row[i] += pb[m];
+          }
+        }
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateConv(const NodeInfo& node) {
+  for (size_t i = 0; i < 3; ++i)
+    if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble))
+      return node.Error(std::string("Conv on ") + DTypeName(node.input_type(i)) + " is not supported");
+  NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
+  return MakeKernel<ConvKernel>(std::move(attrs));
+}
+
+// ConvTranspose: X [N, C, in...], W [C, M/group, k...], Y [N, M, out...].
+// Per group: col[Mg*k, in] = W_g^T * X_g, then col2im adds each column into the output window.
+class ConvTransposeKernel final : public OpKernel {
+ public:
+  ConvTransposeKernel(WindowAttrs attrs, std::vector<int64_t> output_padding, std::vector<int64_t> output_shape)
+      : attrs_(std::move(attrs)), output_padding_(std::move(output_padding)), output_shape_(std::move(output_shape)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    const Tensor* w = ctx.input(1);
+    const Tensor* b = ctx.input(2);
+    if (!x || !w) return Diag::Msg("ConvTranspose needs inputs X and W");
+    if (w->dtype() != x->dtype() || (b && b->dtype() != x->dtype()))
+      return Diag::Msg("ConvTranspose inputs have different element types");
+    if (x->rank() < 3 || w->rank() != x->rank() || w->dim(0) != x->dim(1))
+      return Diag::Msg("ConvTranspose needs X [N,C,...] and W [C,M/group,...]: " + Shapes(*x, *w));
+    NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, Geometry(*x, *w));
+    const int64_t N = x->dim(0), C = x->dim(1), G = attrs_.group, Mg = w->dim(1), M = Mg * G;
+    if (C % G != 0) return Diag::Msg("ConvTranspose channels are not divisible by group: " + Shapes(*x, *w));
+    if (b && b->size() != M) return Diag::Msg("ConvTranspose bias B must have " + std::to_string(M) + " elements");
+    // In this geometry `in` is the ConvTranspose output and `out` its input (the forward conv's view).
+    std::array<int64_t, WindowAttrs::kMaxSpatial + 2> out_shape{N, M};
+    for (int i = 0; i < g.rank; ++i) out_shape[static_cast<size_t>(i) + 2] = g.in[static_cast<size_t>(i)];
+    Tensor* y = ctx.Output(0, x->dtype(), std::span<const int64_t>(out_shape.data(), static_cast<size_t>(g.rank) + 2));
+    return DispatchFloating(x->dtype(), [&]<class T>() {
+      const int64_t Cg = C / G, x_size = g.out_size(), y_size = g.in_size(), mk = Mg * g.kernel_size();
+      const bool identity = Im2ColIsIdentity(g);
+      T* col = identity ? nullptr : ScratchBuffer<T>(static_cast<size_t>(mk * x_size), 0);
+      const T* px = x->data<T>();
+      const T* pw = w->data<T>();
+      T* py = y->data<T>();
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t grp = 0; grp < G; ++grp) {
+          T* yg = py + (n * M + grp * Mg) * y_size;
+          for (int64_t m = 0; m < Mg; ++m) {
+            const T fill = b ? b->data<T>()[grp * Mg + m] : T(0);
+            std::fill(yg + m * y_size, yg + (m + 1) * y_size, fill);
+          }
+          // col[mk, x_size] = W_g^T (W_g is [Cg, mk]) * X_g [Cg, x_size]; a 1x1 unit-stride
+          // geometry accumulates straight into Y.
+          const T* wg = pw + grp * Cg * mk;
+          const T* xg = px + (n * C + grp * Cg) * x_size;
+          if (identity) {
+            GemmAny<T>(true, false, mk, x_size, Cg, T(1), wg, mk, xg, x_size, T(1), yg, y_size);
+          } else {
+            GemmAny<T>(true, false, mk, x_size, Cg, T(1), wg, mk, xg, x_size, T(0), col, x_size);
+            Col2Im<T>(col, Mg, g, yg);
+          }
+        }
+      }
+      return Status::OK();
+    });
+  }
+
+ private:
+  // Builds the forward-conv geometry whose input is Y and whose output is X.
+  Expected<WindowGeometry> Geometry(const Tensor& x, const Tensor& w) const {
+    const size_t rank = static_cast<size_t>(x.rank()) - 2;
+    if (rank > WindowAttrs::kMaxSpatial) return Diag::Msg("ConvTranspose supports at most 6 spatial dimensions");
+    auto attr = [&](const std::vector<int64_t>& v, size_t i, int64_t fallback) { return v.empty() ? fallback : v[i]; };
+    if ((!attrs_.strides.empty() && attrs_.strides.size() != rank) ||
+        (!attrs_.dilations.empty() && attrs_.dilations.size() != rank) ||
+        (!attrs_.pads.empty() && attrs_.pads.size() != 2 * rank) ||
+        (!output_padding_.empty() && output_padding_.size() != rank) ||
+        (!attrs_.kernel_shape.empty() && attrs_.kernel_shape.size() != rank))
+      return Diag::Msg("ConvTranspose attributes do not match the input's spatial rank");
+    // output_shape may list the spatial dims only or N, C and the spatial dims.
+    const size_t os_skip = output_shape_.size() == rank + 2 ? 2 : 0;
+    if (!output_shape_.empty() && output_shape_.size() != rank + os_skip)
+      return Diag::Msg("ConvTranspose output_shape does not match the input's spatial rank");
+    WindowGeometry g;
+    g.rank = static_cast<int>(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t in = x.dim(static_cast<int64_t>(i) + 2), k = w.dim(static_cast<int64_t>(i) + 2);
+      const int64_t s = attr(attrs_.strides, i, 1), d = attr(attrs_.dilations, i, 1);
+      const int64_t op = attr(output_padding_, i, 0);
+      const int64_t extent = (k - 1) * d + 1;
+      const int64_t full = s * (in - 1) + op + extent;  // output size with no padding
+      int64_t pb = attr(attrs_.pads, i, 0), pe = attr(attrs_.pads, i + rank, 0), out = 0;
+      if (!output_shape_.empty() || attrs_.auto_pad == AutoPad::kSameUpper || attrs_.auto_pad == AutoPad::kSameLower) {
+        out = !output_shape_.empty() ? output_shape_[i + os_skip] : in * s;
+        const int64_t total = std::max<int64_t>(0, full - out);
+        // Spec: SAME_UPPER puts the odd cell at the end, everything else at the beginning.
+        pb = attrs_.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+        pe = total - pb;
+      } else {
+        if (attrs_.auto_pad == AutoPad::kValid) pb = pe = 0;
+        out = full - pb - pe;
+      }
+      if (out <= 0) return Diag::Msg("ConvTranspose output size is not positive");
+      g.SetDim(i, out, in, k, s, d, pb, pe);  // the adjoint: ConvTranspose's output is the window input
+    }
+    return g;
+  }
+
+  WindowAttrs attrs_;
+  std::vector<int64_t> output_padding_, output_shape_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
+  for (size_t i = 0; i < 3; ++i)
+    if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble))
+      return node.Error(std::string("ConvTranspose on ") + DTypeName(node.input_type(i)) + " is not supported");
+  NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
+  return MakeKernel<ConvTransposeKernel>(std::move(attrs), node.GetInts("output_padding"), node.GetInts("output_shape"));
+}
+
+}  // namespace
+
+void RegisterConvKernels(KernelRegistry& r) {
+  r.Add("", "Conv", CreateConv);
+  r.Add("", "ConvTranspose", CreateConvTranspose);
+}
+
+}  // namespace nuphar

@@ -1,0 +1,132 @@
+// Concat and Split: row copies along one axis (a row = the axis slice times the inner dims,
+// contiguous in both the piece and the whole, so each is one memcpy).
+#include "runtime/kernels/tensor/tensor_common.h"
+
+namespace nuphar::tensor_kernels {
+namespace {
+
+// Product of dims in [begin, end).
+int64_t DimProduct(std::span<const int64_t> dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t k = begin; k < end; ++k) p *= dims[k];
+  return p;
+}
+
+class ConcatKernel final : public OpKernel {
+ public:
+  explicit ConcatKernel(int64_t axis) : axis_(axis) {}
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* first = ctx.input(0);
+    if (!first) return Diag::Msg("input 0 is missing");
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, first->rank()));
+    std::vector<int64_t> out_shape = first->shape();
+    out_shape[static_cast<size_t>(axis)] = 0;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const Tensor* t = ctx.input(i);
+      if (!t) return Diag::Msg("input " + std::to_string(i) + " is missing");
+      bool same = t->rank() == first->rank() && t->dtype() == first->dtype();
+      for (int64_t k = 0; same && k < t->rank(); ++k) same = k == axis || t->dim(k) == first->dim(k);
+      if (!same)
+        return Diag::Msg("input " + std::to_string(i) + " " + DTypeName(t->dtype()) + ShapeToString(t->shape()) +
+                         " does not match input 0 " + DTypeName(first->dtype()) + ShapeToString(first->shape()) +
+                         " outside axis " + std::to_string(axis));
+      out_shape[static_cast<size_t>(axis)] += t->dim(axis);
+    }
+    Tensor* y = ctx.Output(0, first->dtype(), out_shape);
+    const size_t elem = DTypeSize(first->dtype());
+    const int64_t outer = DimProduct(out_shape, 0, static_cast<size_t>(axis));
+    const int64_t inner = DimProduct(out_shape, static_cast<size_t>(axis) + 1, out_shape.size());
+    const size_t out_row = static_cast<size_t>(out_shape[static_cast<size_t>(axis)] * inner) * elem;
+    auto* dst = static_cast<char*>(y->raw());
+    size_t offset = 0;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      const Tensor* t = ctx.input(i);
+      const size_t row = static_cast<size_t>(t->dim(axis) * inner) * elem;
+      const auto* src = static_cast<const char*>(t->raw());
+      if (row > 0)
+        for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row + offset, src + o * row, row);
+      offset += row;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t axis_;
+};
+
+// Split: sizes from the 'split' attribute (opset < 13) or input 1 (opset >= 13), else equal parts.
+class SplitKernel final : public OpKernel {
+ public:
+  SplitKernel(int64_t axis, std::vector<int64_t> attr_split, bool split_from_input)
+      : axis_(axis), attr_split_(std::move(attr_split)), split_from_input_(split_from_input) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input is missing");
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axis_, x->rank()));
+    const int64_t dim = x->dim(axis);
+    const int64_t parts = static_cast<int64_t>(ctx.num_outputs());
+    std::vector<int64_t> split = attr_split_;
+    if (split_from_input_ && ctx.input(1)) {
+      NUPHAR_ASSIGN_OR_RETURN(split, InputAsInt64(ctx, 1, "split"));
+    }
+    if (split.empty()) {
+      if (dim % parts != 0)
+        return Diag::Msg("axis " + std::to_string(axis) + " of " + ShapeToString(x->shape()) +
+                         " does not split into " + std::to_string(parts) + " equal parts");
+      split.assign(static_cast<size_t>(parts), dim / parts);
+    }
+    int64_t total = 0;
+    for (int64_t s : split) total += s < 0 ? -1 : s;
+    if (static_cast<int64_t>(split.size()) != parts || total != dim)
+      return Diag::Msg("split " + ShapeToString(split) + " does not divide axis " + std::to_string(axis) + " of " +
+                       ShapeToString(x->shape()) + " into " + std::to_string(parts) + " outputs");
+    const size_t elem = DTypeSize(x->dtype());
+    const int64_t outer = DimProduct(x->shape(), 0, static_cast<size_t>(axis));
+    const int64_t inner = DimProduct(x->shape(), static_cast<size_t>(axis) + 1, x->shape().size());
+    const size_t in_row = static_cast<size_t>(dim * inner) * elem;
+    const auto* src = static_cast<const char*>(x->raw());
+    std::vector<int64_t> shape = x->shape();
+    size_t offset = 0;
+    for (size_t i = 0; i < split.size(); ++i) {
+      const size_t row = static_cast<size_t>(split[i] * inner) * elem;
+      if (ctx.output_needed(i)) {
+        shape[static_cast<size_t>(axis)] = split[i];
+        Tensor* y = ctx.Output(i, x->dtype(), shape);
+        auto* dst = static_cast<char*>(y->raw());
+        if (row > 0)
+          for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * row, src + o * in_row + offset, row);
+      }
+      offset += row;
+    }
+    return Status::OK();
+  }
+
+ private:
+  int64_t axis_;
+  std::vector<int64_t> attr_split_;
+  bool split_from_input_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateConcat(const NodeInfo& node) {
+  for (size_t i = 0; i < node.num_inputs(); ++i) NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, i));
+  if (node.opset() >= 4 && !node.has_attr("axis")) return node.Error("attribute 'axis' is missing");
+  return MakeKernel<ConcatKernel>(node.GetInt("axis", 1));
+}
+
+Expected<std::unique_ptr<OpKernel>> CreateSplit(const NodeInfo& node) {
+  NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
+  if (node.has_attr("num_outputs")) return node.Error("attribute 'num_outputs' (Split-18) is not supported");
+  // Split-1 also accepted the sizes as input 1; from opset 13 that is the only form.
+  const bool from_input = node.opset() >= 13 || (node.opset() == 1 && !node.has_attr("split"));
+  return MakeKernel<SplitKernel>(node.GetInt("axis", 0), node.GetInts("split"), from_input);
+}
+
+}  // namespace
+
+void RegisterConcatSplitKernels(KernelRegistry& r) {
+  r.Add("", "Concat", CreateConcat);
+  r.Add("", "Split", CreateSplit);
+}
+
+}  // namespace nuphar::tensor_kernels

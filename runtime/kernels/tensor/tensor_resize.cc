@@ -1,0 +1,364 @@
+// Resize (opset 10, 11, 13) and Upsample (opset 7 scales attribute, 9 scales input).
+//
+// # How an output coordinate finds its inputs
+// Every mode is separable: per dim, each output index o maps to an original coordinate x
+// (coordinate_transformation_mode) and from x to taps (input index, weight): 1 tap for
+// nearest, 2 for linear, 4 for cubic; out-of-range taps clamp to the edge, or are dropped and
+// the weights renormalized with exclude_outside. tf_crop_and_resize marks x outside
+// [0, in - 1] as extrapolation_value. This follows the ONNX reference implementation,
+// including its use of the real-valued output length scale * in for align_corners and
+// pytorch_half_pixel, and its tie rule (an integral x uses the taps left of x with ratio 1).
+//
+// # How it runs
+// Nearest is an IndexMapCopy on the raw elements (any dtype, exact). Linear and cubic convert
+// to double, apply one 1-D pass per dim that changes (dims whose map is the identity are
+// skipped) and convert back, rounding and saturating for integer types.
+// Opset 10 Resize and Upsample use the asymmetric transform, and nearest picks
+// ceil(x) when downsampling and floor(x) otherwise, as ONNX Runtime does for them.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "runtime/kernels/tensor/tensor_common.h"
+
+namespace nuphar::tensor_kernels {
+namespace {
+
+enum class Interp { kNearest, kLinear, kCubic };
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class NearestRound { kPreferFloor, kPreferCeil, kFloor, kCeil, kLegacy };
+
+struct ResizeConfig {
+  Interp interp = Interp::kNearest;
+  Coord coord = Coord::kHalfPixel;
+  NearestRound round = NearestRound::kPreferFloor;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  double cubic_a = -0.75;
+};
+
+// The taps of one dim: out * taps (index, weight) pairs; `outside` marks extrapolated outputs.
+struct DimTaps {
+  int taps = 1;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  std::vector<uint8_t> outside;
+  bool identity = false;
+};
+
+double OriginalCoordinate(const ResizeConfig& c, int64_t o, double scale, double out_len, int64_t in,
+                          double roi_start, double roi_end) {
+  const double x = static_cast<double>(o);
+  switch (c.coord) {
+    case Coord::kAlignCorners: return out_len == 1 ? 0.0 : x * static_cast<double>(in - 1) / (out_len - 1);
+    case Coord::kAsymmetric: return x / scale;
+    case Coord::kTfHalfPixelForNn: return (x + 0.5) / scale;
+    case Coord::kPytorchHalfPixel: return out_len == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    case Coord::kTfCropAndResize: {
+      const double span = (roi_end - roi_start) * static_cast<double>(in - 1);
+      const double offset = roi_start * static_cast<double>(in - 1);
+      return out_len == 1 ? span / 2 + offset : x * span / (out_len - 1) + offset;
+    }
+    case Coord::kHalfPixel: break;
+  }
+  return (x + 0.5) / scale - 0.5;
+}
+
+int64_t NearestIndex(const ResizeConfig& c, double x, double scale) {
+  const double base = std::floor(x);
+  if (c.round == NearestRound::kLegacy) return static_cast<int64_t>(scale < 1 ? std::ceil(x) : base);
+  if (x == base) return static_cast<int64_t>(base);
+  const double ratio = x - base;
+  bool up = false;
+  switch (c.round) {
+    case NearestRound::kPreferFloor: up = ratio > 0.5; break;
+    case NearestRound::kPreferCeil: up = ratio >= 0.5; break;
+    case NearestRound::kFloor: up = false; break;
+    case NearestRound::kCeil: up = true; break;
+    case NearestRound::kLegacy: break;
+  }
+  return static_cast<int64_t>(base) + (up ? 1 : 0);
+}
+
+void CubicCoefficients(double r, double a, double* w) {
+  auto far = [a](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };  // 1 <= t < 2
+  auto near = [a](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };       // 0 <= t < 1
+  w[0] = far(r + 1);
+  w[1] = near(r);
+  w[2] = near(1 - r);
+  w[3] = far(2 - r);
+}
+
+DimTaps BuildTaps(const ResizeConfig& c, int64_t in, int64_t out, double scale, double out_len, double roi_start,
+                  double roi_end) {
+  DimTaps t;
+  t.taps = c.interp == Interp::kNearest ? 1 : c.interp == Interp::kLinear ? 2 : 4;
+  const size_t n = static_cast<size_t>(out) * static_cast<size_t>(t.taps);
+  t.index.resize(n);
+  t.weight.resize(n);
+  t.outside.assign(static_cast<size_t>(out), 0);
+  t.identity = out == in;
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = OriginalCoordinate(c, o, scale, out_len, in, roi_start, roi_end);
+    int64_t* idx = &t.index[static_cast<size_t>(o * t.taps)];
+    double* w = &t.weight[static_cast<size_t>(o * t.taps)];
+    if (c.coord == Coord::kTfCropAndResize && (x < 0 || x > static_cast<double>(in - 1))) {
+      t.outside[static_cast<size_t>(o)] = 1;
+      t.identity = false;
+    }
+    if (c.interp == Interp::kNearest) {
+      idx[0] = NearestIndex(c, x, scale);
+      w[0] = 1;
+    } else {
+      double base = std::floor(x), ratio = x - base;
+      if (ratio == 0) {  // the reference's tie rule: taps left of x, ratio 1
+        base -= 1;
+        ratio = 1;
+      }
+      if (c.interp == Interp::kLinear) {
+        idx[0] = static_cast<int64_t>(base);
+        idx[1] = idx[0] + 1;
+        w[0] = 1 - ratio;
+        w[1] = ratio;
+      } else {
+        for (int k = 0; k < 4; ++k) idx[k] = static_cast<int64_t>(base) - 1 + k;
+        CubicCoefficients(ratio, c.cubic_a, w);
+      }
+      if (c.exclude_outside) {
+        double sum = 0;
+        for (int k = 0; k < t.taps; ++k) {
+          if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+          sum += w[k];
+        }
+        if (sum != 0)
+          for (int k = 0; k < t.taps; ++k) w[k] /= sum;
+      }
+    }
+    double self = 0, other = 0;
+    for (int k = 0; k < t.taps; ++k) {
+      idx[k] = std::clamp(idx[k], int64_t{0}, in - 1);
+      (idx[k] == o ? self : other) += std::abs(w[k]);
+    }
+    if (self != 1 || other != 0) t.identity = false;
+  }
+  return t;
+}
+
+// One 1-D pass along `dim` of the double buffer `src` with shape `shape`; updates `shape`.
+void InterpolateDim(const DimTaps& t, std::vector<double>& src, std::vector<double>& dst, std::vector<int64_t>& shape,
+                    size_t dim, double extrapolation) {
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < dim; ++k) outer *= shape[k];
+  for (size_t k = dim + 1; k < shape.size(); ++k) inner *= shape[k];
+  const int64_t in = shape[dim], out = static_cast<int64_t>(t.outside.size());
+  dst.assign(static_cast<size_t>(outer * out * inner), 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    const double* s = src.data() + o * in * inner;
+    for (int64_t j = 0; j < out; ++j) {
+      double* d = dst.data() + (o * out + j) * inner;
+      if (t.outside[static_cast<size_t>(j)]) {
+        std::fill(d, d + inner, extrapolation);
+        continue;
+      }
+      for (int k = 0; k < t.taps; ++k) {
+        const double w = t.weight[static_cast<size_t>(j * t.taps + k)];
+        if (w == 0) continue;
+        const double* row = s + t.index[static_cast<size_t>(j * t.taps + k)] * inner;
+        for (int64_t i = 0; i < inner; ++i) d[i] += w * row[i];
+      }
+    }
+  }
+  shape[dim] = out;
+  src.swap(dst);
+}
+
+// Element i of x as double / stored from double (integers round to nearest and saturate).
+Status ToDoubles(const Tensor& x, std::vector<double>& out) {
+  out.resize(static_cast<size_t>(x.size()));
+  if (x.dtype() == DType::kFloat16) {
+    for (int64_t i = 0; i < x.size(); ++i) out[static_cast<size_t>(i)] = HalfToFloat(x.data<uint16_t>()[i]);
+    return Status::OK();
+  }
+  return VisitNumeric(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t i = 0; i < x.size(); ++i) out[static_cast<size_t>(i)] = static_cast<double>(x.data<T>()[i]);
+    return Status::OK();
+  });
+}
+
+Status FromDoubles(const std::vector<double>& v, Tensor& y) {
+  if (y.dtype() == DType::kFloat16) {
+    for (int64_t i = 0; i < y.size(); ++i) y.data<uint16_t>()[i] = FloatToHalf(static_cast<float>(v[static_cast<size_t>(i)]));
+    return Status::OK();
+  }
+  return VisitNumeric(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* out = y.data<T>();
+    for (int64_t i = 0; i < y.size(); ++i) {
+      const double d = v[static_cast<size_t>(i)];
+      if constexpr (std::is_floating_point_v<T>) {
+        out[i] = static_cast<T>(d);
+      } else {
+        const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double hi = static_cast<double>(std::numeric_limits<T>::max());
+        out[i] = static_cast<T>(std::clamp(std::nearbyint(d), lo, hi));
+      }
+    }
+    return Status::OK();
+  });
+}
+
+// Where the kernel reads its parameters, per op and opset.
+struct ResizeInputs {
+  int roi = -1, scales = -1, sizes = -1;  // input slots; -1 = none
+  std::vector<float> attr_scales;         // Upsample-7
+};
+
+class ResizeKernel final : public OpKernel {
+ public:
+  ResizeKernel(ResizeConfig config, ResizeInputs inputs) : c_(config), in_(std::move(inputs)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input 'X' is missing");
+    const size_t rank = static_cast<size_t>(x->rank());
+    std::vector<double> scales(in_.attr_scales.begin(), in_.attr_scales.end()), roi;
+    std::vector<int64_t> sizes;
+    if (in_.scales >= 0 && ctx.input(static_cast<size_t>(in_.scales))) {
+      NUPHAR_ASSIGN_OR_RETURN(scales, ctx.input(static_cast<size_t>(in_.scales))->ToDoubleVector());
+    }
+    if (in_.sizes >= 0 && ctx.input(static_cast<size_t>(in_.sizes))) {
+      NUPHAR_ASSIGN_OR_RETURN(sizes, InputAsInt64(ctx, static_cast<size_t>(in_.sizes), "sizes"));
+    }
+    if (c_.coord == Coord::kTfCropAndResize && in_.roi >= 0 && ctx.input(static_cast<size_t>(in_.roi))) {
+      NUPHAR_ASSIGN_OR_RETURN(roi, ctx.input(static_cast<size_t>(in_.roi))->ToDoubleVector());
+      if (roi.size() != 2 * rank) return Diag::Msg("roi must have 2 * rank entries");
+    }
+    if (scales.empty() == sizes.empty()) return Diag::Msg("exactly one of scales and sizes must be given");
+    if (!sizes.empty() && sizes.size() != rank) return Diag::Msg("sizes must have one entry per dim");
+    if (!scales.empty() && scales.size() != rank) return Diag::Msg("scales must have one entry per dim");
+
+    std::vector<int64_t> out_shape(rank);
+    std::vector<DimTaps> taps(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t in = x->shape()[d];
+      double scale, out_len;
+      if (!sizes.empty()) {
+        out_shape[d] = sizes[d];
+        scale = in == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(in);
+        out_len = static_cast<double>(sizes[d]);
+      } else {
+        scale = scales[d];
+        if (!(scale > 0)) return Diag::Msg("scales must be positive");
+        out_len = scale * static_cast<double>(in);
+        out_shape[d] = static_cast<int64_t>(out_len);
+      }
+      if (out_shape[d] < 0) return Diag::Msg("sizes must be non-negative");
+      if (in == 0 && out_shape[d] > 0) return Diag::Msg("cannot resize an empty dim to a non-empty one");
+      taps[d] = BuildTaps(c_, in, out_shape[d], scale, out_len, roi.empty() ? 0.0 : roi[d],
+                          roi.empty() ? 1.0 : roi[d + rank]);
+    }
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    if (y->size() == 0) return Status::OK();
+    if (c_.interp == Interp::kNearest) return NearestCopy(*x, taps, *y);
+
+    std::vector<double> cur, next;
+    NUPHAR_RETURN_IF_ERROR(ToDoubles(*x, cur));
+    std::vector<int64_t> shape = x->shape();
+    for (size_t d = 0; d < rank; ++d)
+      if (!taps[d].identity) InterpolateDim(taps[d], cur, next, shape, d, c_.extrapolation);
+    return FromDoubles(cur, *y);
+  }
+
+ private:
+  Status NearestCopy(const Tensor& x, const std::vector<DimTaps>& taps, Tensor& y) const {
+    const std::vector<int64_t> strides = ContiguousStrides(x.shape());
+    std::vector<std::vector<int64_t>> maps(taps.size());
+    for (size_t d = 0; d < taps.size(); ++d) {
+      maps[d].resize(taps[d].index.size());
+      for (size_t o = 0; o < maps[d].size(); ++o)
+        maps[d][o] = taps[d].outside[o] ? -1 : taps[d].index[o] * strides[d];
+    }
+    Tensor fill(x.dtype(), {1});
+    NUPHAR_RETURN_IF_ERROR(FromDoubles(std::vector<double>{c_.extrapolation}, fill));
+    IndexMapCopy(y.raw(), x.raw(), maps, DTypeSize(x.dtype()), fill.raw());
+    return Status::OK();
+  }
+
+  ResizeConfig c_;
+  ResizeInputs in_;
+};
+
+template <class E>
+bool ParseEnum(const std::string& s, std::initializer_list<std::pair<const char*, E>> table, E& out) {
+  for (const auto& [name, value] : table)
+    if (s == name) {
+      out = value;
+      return true;
+    }
+  return false;
+}
+
+Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
+  const DType t = node.input_type(0);
+  if (t != DType::kUndefined && (!IsNumeric(t) || t == DType::kBool || t == DType::kBfloat16))
+    return node.Error(std::string("input type ") + DTypeName(t) + " is not supported");
+  const bool upsample = node.op_type() == "Upsample";
+  const bool legacy = upsample || node.opset() < 11;
+  if (upsample && node.opset() < 7) return node.Error("Upsample-1 is not supported; use opset >= 7");
+  ResizeConfig c;
+  std::string mode = node.GetString("mode", "nearest");
+  if (upsample && mode == "bilinear") mode = "linear";
+  if (!ParseEnum(mode, {{"nearest", Interp::kNearest}, {"linear", Interp::kLinear}, {"cubic", Interp::kCubic}},
+                 c.interp) ||
+      (legacy && c.interp == Interp::kCubic))
+    return node.Error("mode '" + mode + "' is not supported");
+  ResizeInputs in;
+  if (legacy) {
+    c.coord = Coord::kAsymmetric;
+    c.round = NearestRound::kLegacy;
+    if (upsample && node.opset() < 9) {
+      in.attr_scales = node.GetFloats("scales");
+      if (in.attr_scales.empty()) return node.Error("attribute 'scales' is missing");
+    } else {
+      in.scales = 1;
+    }
+    return MakeKernel<ResizeKernel>(c, std::move(in));
+  }
+  const std::string coord = node.GetString("coordinate_transformation_mode", "half_pixel");
+  if (!ParseEnum(coord,
+                 {{"half_pixel", Coord::kHalfPixel},
+                  {"pytorch_half_pixel", Coord::kPytorchHalfPixel},
+                  {"align_corners", Coord::kAlignCorners},
+                  {"asymmetric", Coord::kAsymmetric},
+                  {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
+                  {"tf_crop_and_resize", Coord::kTfCropAndResize}},
+                 c.coord))
+    return node.Error("coordinate_transformation_mode '" + coord + "' is not supported");
+  const std::string round = node.GetString("nearest_mode", "round_prefer_floor");
+  if (!ParseEnum(round,
+                 {{"round_prefer_floor", NearestRound::kPreferFloor},
+                  {"round_prefer_ceil", NearestRound::kPreferCeil},
+                  {"floor", NearestRound::kFloor},
+                  {"ceil", NearestRound::kCeil}},
+                 c.round))
+    return node.Error("nearest_mode '" + round + "' is not supported");
+  if (node.has_attr("antialias") || node.has_attr("axes") || node.has_attr("keep_aspect_ratio_policy"))
+    return node.Error("Resize-18 attributes (antialias, axes, keep_aspect_ratio_policy) are not supported");
+  c.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
+  c.extrapolation = node.GetFloat("extrapolation_value", 0.0f);
+  c.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
+  in.roi = 1;
+  in.scales = 2;
+  in.sizes = 3;
+  return MakeKernel<ResizeKernel>(c, std::move(in));
+}
+
+}  // namespace
+
+void RegisterResizeKernels(KernelRegistry& r) {
+  r.Add("", "Resize", CreateResize);
+  r.Add("", "Upsample", CreateResize);
+}
+
+}  // namespace nuphar::tensor_kernels

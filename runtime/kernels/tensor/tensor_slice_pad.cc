@@ -1,0 +1,202 @@
+// Slice (a strided view copied out) and Pad (an index-mapped copy with constant, edge or
+// reflect borders; negative pads crop).
+#include <algorithm>
+
+#include "runtime/kernels/tensor/tensor_common.h"
+
+namespace nuphar::tensor_kernels {
+namespace {
+
+// Slice: starts/ends/axes from attributes (opset < 10) or inputs 1..4 (opset >= 10, with steps).
+class SliceKernel final : public OpKernel {
+ public:
+  SliceKernel(bool from_inputs, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes)
+      : from_inputs_(from_inputs), starts_(std::move(starts)), ends_(std::move(ends)), axes_(std::move(axes)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input 'data' is missing");
+    std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
+    if (from_inputs_) {
+      NUPHAR_ASSIGN_OR_RETURN(starts, InputAsInt64(ctx, 1, "starts"));
+      NUPHAR_ASSIGN_OR_RETURN(ends, InputAsInt64(ctx, 2, "ends"));
+      if (ctx.input(3)) {
+        NUPHAR_ASSIGN_OR_RETURN(axes, InputAsInt64(ctx, 3, "axes"));
+      }
+      if (ctx.input(4)) {
+        NUPHAR_ASSIGN_OR_RETURN(steps, InputAsInt64(ctx, 4, "steps"));
+      }
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      return Diag::Msg("starts, ends, axes and steps have different lengths");
+
+    std::vector<int64_t> out_shape = x->shape();
+    std::vector<int64_t> strides = ContiguousStrides(x->shape());
+    std::vector<bool> seen(static_cast<size_t>(x->rank()), false);
+    int64_t base = 0;
+    for (size_t i = 0; i < starts.size(); ++i) {
+      NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axes[i], x->rank()));
+      if (seen[static_cast<size_t>(axis)]) return Diag::Msg("axis " + std::to_string(axes[i]) + " is repeated");
+      seen[static_cast<size_t>(axis)] = true;
+      const int64_t dim = x->dim(axis), step = steps[i];
+      if (step == 0) return Diag::Msg("steps must not be 0");
+      int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+      int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+      int64_t count;
+      if (dim == 0) {
+        start = 0;
+        count = 0;
+      } else if (step > 0) {
+        start = std::clamp(start, int64_t{0}, dim);
+        end = std::clamp(end, int64_t{0}, dim);
+        count = end > start ? (end - start - 1) / step + 1 : 0;
+      } else {
+        start = std::clamp(start, int64_t{0}, dim - 1);
+        end = std::clamp(end, int64_t{-1}, dim - 1);
+        count = start > end ? (start - end - 1) / -step + 1 : 0;
+      }
+      out_shape[static_cast<size_t>(axis)] = count;
+      if (count > 0) base += start * strides[static_cast<size_t>(axis)];
+      strides[static_cast<size_t>(axis)] *= step;
+    }
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    if (y->size() == 0) return Status::OK();
+    const size_t elem = DTypeSize(x->dtype());
+    StridedCopy(y->raw(), static_cast<const char*>(x->raw()) + base * static_cast<int64_t>(elem), out_shape, strides,
+                elem);
+    return Status::OK();
+  }
+
+ private:
+  bool from_inputs_;
+  std::vector<int64_t> starts_, ends_, axes_;
+};
+
+enum class PadMode { kConstant, kReflect, kEdge };
+
+// Source offset (in elements, scaled by `stride`) of output position `o` along one dim, or -1
+// for the constant fill. `in` > 0 for edge and reflect (checked by the caller).
+int64_t PadSource(int64_t o, int64_t begin, int64_t in, int64_t stride, PadMode mode) {
+  int64_t i = o - begin;
+  if (i >= 0 && i < in) return i * stride;
+  switch (mode) {
+    case PadMode::kConstant: return -1;
+    case PadMode::kEdge: return std::clamp(i, int64_t{0}, in - 1) * stride;
+    case PadMode::kReflect: {
+      if (in == 1) return 0;
+      const int64_t period = 2 * (in - 1);  // reflection repeats when the pad exceeds the dim
+      i %= period;
+      if (i < 0) i += period;
+      return (i < in ? i : period - i) * stride;
+    }
+  }
+  return -1;
+}
+
+// Pad: pads/value from attributes (opset < 11) or inputs 1 and 2 (opset >= 11).
+class PadKernel final : public OpKernel {
+ public:
+  PadKernel(PadMode mode, bool from_inputs, std::vector<int64_t> pads, float value)
+      : mode_(mode), from_inputs_(from_inputs), attr_pads_(std::move(pads)), attr_value_(value) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input 'data' is missing");
+    std::vector<int64_t> pads = attr_pads_;
+    if (from_inputs_) {
+      NUPHAR_ASSIGN_OR_RETURN(pads, InputAsInt64(ctx, 1, "pads"));
+    }
+    const int64_t rank = x->rank();
+    if (static_cast<int64_t>(pads.size()) != 2 * rank)
+      return Diag::Msg("pads has " + std::to_string(pads.size()) + " entries; 2 * rank = " +
+                       std::to_string(2 * rank) + " expected");
+    uint64_t fill = 0;  // the fill element's bytes
+    NUPHAR_RETURN_IF_ERROR(FillValue(ctx, x->dtype(), &fill));
+
+    const std::vector<int64_t> strides = ContiguousStrides(x->shape());
+    std::vector<int64_t> out_shape(static_cast<size_t>(rank));
+    std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
+    for (int64_t k = 0; k < rank; ++k) {
+      const size_t uk = static_cast<size_t>(k);
+      const int64_t in = x->dim(k), begin = pads[uk], end = pads[uk + static_cast<size_t>(rank)];
+      out_shape[uk] = in + begin + end;
+      if (out_shape[uk] < 0)
+        return Diag::Msg("pads " + ShapeToString(pads) + " crop more than dim " + std::to_string(k) + " of " +
+                         ShapeToString(x->shape()));
+      if (in == 0 && out_shape[uk] > 0 && mode_ != PadMode::kConstant)
+        return Diag::Msg("edge and reflect padding need a non-empty dim " + std::to_string(k));
+      maps[uk].resize(static_cast<size_t>(out_shape[uk]));
+      for (int64_t o = 0; o < out_shape[uk]; ++o) maps[uk][static_cast<size_t>(o)] = PadSource(o, begin, in, strides[uk], mode_);
+    }
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    IndexMapCopy(y->raw(), x->raw(), maps, DTypeSize(x->dtype()), &fill);
+    return Status::OK();
+  }
+
+ private:
+  // The constant value as one element of `dtype`: input 2 (opset >= 11, default 0) or the
+  // float 'value' attribute converted to the data type.
+  Status FillValue(KernelContext& ctx, DType dtype, uint64_t* fill) const {
+    if (mode_ != PadMode::kConstant) return Status::OK();
+    if (from_inputs_) {
+      const Tensor* v = ctx.input(2);
+      if (!v) return Status::OK();
+      if (v->dtype() != dtype || v->size() != 1)
+        return Diag::Msg("constant_value must be one element of the data type");
+      std::memcpy(fill, v->raw(), DTypeSize(dtype));
+      return Status::OK();
+    }
+    if (dtype == DType::kFloat16) {
+      const uint16_t h = FloatToHalf(attr_value_);
+      std::memcpy(fill, &h, sizeof(h));
+      return Status::OK();
+    }
+    return VisitNumeric(dtype, [&](auto tag) {
+      const auto v = static_cast<decltype(tag)>(attr_value_);
+      std::memcpy(fill, &v, sizeof(v));
+      return Status::OK();
+    });
+  }
+
+  PadMode mode_;
+  bool from_inputs_;
+  std::vector<int64_t> attr_pads_;
+  float attr_value_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateSlice(const NodeInfo& node) {
+  NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
+  const bool from_inputs = node.opset() >= 10;
+  if (from_inputs && (!node.has_input(1) || !node.has_input(2))) return node.Error("inputs 'starts' and 'ends' are required");
+  if (!from_inputs && (!node.has_attr("starts") || !node.has_attr("ends")))
+    return node.Error("attributes 'starts' and 'ends' are required");
+  return MakeKernel<SliceKernel>(from_inputs, node.GetInts("starts"), node.GetInts("ends"), node.GetInts("axes"));
+}
+
+Expected<std::unique_ptr<OpKernel>> CreatePad(const NodeInfo& node) {
+  NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
+  if (node.opset() < 2) return node.Error("Pad-1 ('paddings' attribute) is not supported; use opset >= 2");
+  if (node.has_input(3)) return node.Error("the 'axes' input (Pad-18) is not supported");
+  const std::string mode = node.GetString("mode", "constant");
+  PadMode m;
+  if (mode == "constant") m = PadMode::kConstant;
+  else if (mode == "reflect") m = PadMode::kReflect;
+  else if (mode == "edge") m = PadMode::kEdge;
+  else return node.Error("mode '" + mode + "' is not constant, reflect or edge");
+  const bool from_inputs = node.opset() >= 11;
+  if (from_inputs && !node.has_input(1)) return node.Error("input 'pads' is missing");
+  if (!from_inputs && !node.has_attr("pads")) return node.Error("attribute 'pads' is missing");
+  return MakeKernel<PadKernel>(m, from_inputs, node.GetInts("pads"), node.GetFloat("value", 0.0f));
+}
+
+}  // namespace
+
+void RegisterSlicePadKernels(KernelRegistry& r) {
+  r.Add("", "Slice", CreateSlice);
+  r.Add("", "Pad", CreatePad);
+}
+
+}  // namespace nuphar::tensor_kernels

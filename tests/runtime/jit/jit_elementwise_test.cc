@@ -1,0 +1,210 @@
+// Generated elementwise kernels against the reference executor: every op of the generator,
+// each broadcast class, symbolic dims, the fallback when actual shapes do not fit, the
+// partitioner's cycle rule, compare mode and the partition dump.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "runtime/session.h"
+#include "tests/modellib/model_builder.h"
+
+namespace nuphar {
+namespace {
+
+using testing::AddNode;
+using testing::Dim;
+using testing::MakeModel;
+using testing::MakeValueInfo;
+
+Tensor Random(const std::vector<int64_t>& shape, uint32_t seed, float lo = -4.f, float hi = 4.f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(rng);
+  return Tensor::FromVector<float>(shape, v);
+}
+
+std::unique_ptr<Session> Open(const onnx::ModelProto& model, const std::string& settings) {
+  SessionOptions opts;
+  opts.settings = settings;
+  auto s = Session::CreateFromModel(model, opts);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// Runs `model` on the reference executor and on the JIT; outputs must be bit-identical (the
+// generated code performs the reference's float operations in the same order).
+void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors& feeds, int64_t expect_jit_nodes) {
+  auto ref = Open(model, "nuphar_execution_mode:reference");
+  auto jit = Open(model, "");
+  ASSERT_TRUE(ref && jit);
+  EXPECT_EQ(jit->counter("jit_nodes"), expect_jit_nodes);
+  EXPECT_GT(jit->counter("jit_kernels"), 0);
+  EXPECT_EQ(ref->counter("jit_kernels"), 0);
+  auto a = ref->Run(feeds);
+  auto b = jit->Run(feeds);
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_TRUE(b.ok()) << b.message();
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t o = 0; o < a->size(); ++o) {
+    ASSERT_EQ((*a)[o].shape(), (*b)[o].shape()) << "output " << o;
+    ASSERT_EQ((*a)[o].bytes(), (*b)[o].bytes());
+    EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
+  }
+}
+
+// y = op(x) or op(x, w) for every generated op; x [R, C], w of the given shape.
+TEST(JitElementwise, EveryOpIsBitIdentical) {
+  const std::vector<std::string> unary = {"Neg", "Abs", "Relu", "Sqrt", "Reciprocal", "Floor", "Ceil", "Exp",
+                                          "Log", "LeakyRelu", "HardSigmoid", "Identity", "Sigmoid", "Tanh"};
+  const std::vector<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Sum"};
+  for (const auto& op : unary) {
+    SCOPED_TRACE(op);
+    onnx::GraphProto g;
+    g.set_name("g");
+    *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{5}, int64_t{37}});
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{5}, int64_t{37}});
+    AddNode(g, op, {"x"}, {"y"});
+    Tensor x = Random({5, 37}, 1, (op == "Sqrt" || op == "Log") ? 0.01f : -4.f, 4.f);
+    ExpectBitIdentical(MakeModel(g, 13), {{"x", x}}, 1);
+  }
+  for (const auto& op : binary) {
+    SCOPED_TRACE(op);
+    onnx::GraphProto g;
+    g.set_name("g");
+    *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{4}, int64_t{1500}});
+    *g.add_input() = MakeValueInfo("w", DType::kFloat, {int64_t{4}, int64_t{1500}});
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{4}, int64_t{1500}});
+    AddNode(g, op, {"x", "w"}, {"y"});
+    ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({4, 1500}, 2)}, {"w", Random({4, 1500}, 3)}}, 1);
+  }
+}
+
+TEST(JitElementwise, NanFollowsTheReference) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  for (const char* n : {"x", "w"}) *g.add_input() = MakeValueInfo(n, DType::kFloat, {int64_t{8}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{8}});
+  AddNode(g, "Max", {"x", "w"}, {"a"});
+  AddNode(g, "Min", {"a", "w"}, {"b"});
+  AddNode(g, "Relu", {"b"}, {"c"});
+  AddNode(g, "Clip", {"c"}, {"y"});  // no bounds
+  const float nan = std::nanf("");
+  Tensor x = Tensor::FromVector<float>({8}, {nan, 1.f, nan, -2.f, 0.f, -0.f, 3.f, nan});
+  Tensor w = Tensor::FromVector<float>({8}, {1.f, nan, nan, -3.f, -0.f, 0.f, 2.f, -1.f});
+  ExpectBitIdentical(MakeModel(g, 13), {{"x", x}, {"w", w}}, 4);
+}
+
+// A chain with every broadcast class and two activation rounds: the LSTM cell's shape.
+TEST(JitElementwise, LstmCellChainWithBroadcasts) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  const std::vector<Dim> full = {std::string("batch"), int64_t{300}};
+  for (const char* n : {"gi", "gf", "gc", "go", "c"}) *g.add_input() = MakeValueInfo(n, DType::kFloat, full);
+  *g.add_input() = MakeValueInfo("bias", DType::kFloat, {int64_t{300}});
+  *g.add_input() = MakeValueInfo("scale", DType::kFloat, {std::string("batch"), int64_t{1}});
+  *g.add_input() = MakeValueInfo("half", DType::kFloat, {});
+  *g.add_output() = MakeValueInfo("h", DType::kFloat, full);
+  *g.add_output() = MakeValueInfo("c2", DType::kFloat, full);
+  for (const char* n : {"i0", "i", "f", "g0", "gg", "o", "fc", "ig", "c2", "tc", "h0", "h"})
+    *g.add_value_info() = MakeValueInfo(n, DType::kFloat, full);
+  AddNode(g, "Add", {"gi", "bias"}, {"i0"});
+  AddNode(g, "Sigmoid", {"i0"}, {"i"});
+  AddNode(g, "Sigmoid", {"gf"}, {"f"});
+  AddNode(g, "Mul", {"gc", "scale"}, {"g0"});
+  AddNode(g, "Tanh", {"g0"}, {"gg"});
+  AddNode(g, "Sigmoid", {"go"}, {"o"});
+  AddNode(g, "Mul", {"f", "c"}, {"fc"});
+  AddNode(g, "Mul", {"i", "gg"}, {"ig"});
+  AddNode(g, "Add", {"fc", "ig"}, {"c2"});
+  AddNode(g, "Tanh", {"c2"}, {"tc"});
+  AddNode(g, "Mul", {"o", "tc"}, {"h0"});
+  AddNode(g, "Mul", {"h0", "half"}, {"h"});
+  const onnx::ModelProto model = MakeModel(g, 13);
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(batch);
+    NamedTensors feeds;
+    uint32_t seed = 10;
+    for (const char* n : {"gi", "gf", "gc", "go", "c"}) feeds.emplace_back(n, Random({batch, 300}, seed++));
+    feeds.emplace_back("bias", Random({300}, seed++));
+    feeds.emplace_back("scale", Random({batch, 1}, seed++));
+    feeds.emplace_back("half", Tensor::Scalar<float>(0.5f));
+    ExpectBitIdentical(model, feeds, 12);
+  }
+}
+
+// Declared shapes that the actual ones contradict: the kernel runs the reference instead.
+TEST(JitElementwise, WrongDeclaredShapesFallBackToTheReference) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), int64_t{4}});
+  *g.add_input() = MakeValueInfo("w", DType::kFloat, {std::string("m"), int64_t{4}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {std::string("n"), int64_t{4}});
+  *g.add_value_info() = MakeValueInfo("a", DType::kFloat, {std::string("n"), int64_t{4}});
+  AddNode(g, "Mul", {"x", "w"}, {"a"});  // declared as if n == m
+  AddNode(g, "Relu", {"a"}, {"y"});
+  // w is [1, 4] at run time: a row broadcast, not the full access the declared shape implied.
+  ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({3, 4}, 5)}, {"w", Random({1, 4}, 6)}}, 1);
+}
+
+// a = Add(x, x); t = Transpose(a) (not generated); y = Mul(a, t): Add and Mul in one partition
+// would need the Transpose inside it, so they must become two partitions.
+TEST(JitPartitioner, RefusesAMergeThatWouldMakeACycle) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{6}, int64_t{6}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{6}, int64_t{6}});
+  for (const char* n : {"a", "t"}) *g.add_value_info() = MakeValueInfo(n, DType::kFloat, {int64_t{6}, int64_t{6}});
+  AddNode(g, "Add", {"x", "x"}, {"a"});
+  AddNode(g, "Transpose", {"a"}, {"t"});
+  AddNode(g, "Mul", {"a", "t"}, {"y"});
+  const auto model = MakeModel(g, 13);
+  auto jit = Open(model, "");
+  ASSERT_TRUE(jit);
+  EXPECT_EQ(jit->counter("jit_partitions"), 2);
+  EXPECT_EQ(jit->counter("plan_nodes_reference"), 1);  // the Transpose
+  ExpectBitIdentical(model, {{"x", Random({6, 6}, 7)}}, 2);
+}
+
+TEST(JitPartitioner, DumpListsPartitionsAndRefusals) {
+  onnx::GraphProto g;
+  g.set_name("main");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{2}, int64_t{3}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{3}, int64_t{2}});
+  *g.add_value_info() = MakeValueInfo("a", DType::kFloat, {int64_t{2}, int64_t{3}});
+  AddNode(g, "Relu", {"x"}, {"a"}, "relu");
+  AddNode(g, "Transpose", {"a"}, {"y"}, "transpose");
+  ::testing::internal::CaptureStderr();
+  auto s = Open(MakeModel(g, 13), "nuphar_dump_partition:on");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(s);
+  EXPECT_NE(err.find("graph 'main': 1 partition(s) of 1 node(s)"), std::string::npos) << err;
+  EXPECT_NE(err.find("reference: 'transpose' (Transpose): no code generator for Transpose"), std::string::npos) << err;
+}
+
+TEST(JitCompareMode, RunsBothAndReportsTheDifference) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{16}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{16}});
+  *g.add_value_info() = MakeValueInfo("a", DType::kFloat, {int64_t{16}});
+  AddNode(g, "Exp", {"x"}, {"a"});
+  AddNode(g, "Tanh", {"a"}, {"y"});
+  ::testing::internal::CaptureStderr();
+  {
+    auto s = Open(MakeModel(g, 13), "nuphar_execution_mode:compare");
+    ASSERT_TRUE(s);
+    auto out = s->Run({{"x", Random({16}, 8)}});
+    ASSERT_TRUE(out.ok()) << out.message();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("nuphar compare: k_"), std::string::npos) << err;
+  EXPECT_NE(err.find("1 run(s), max abs diff 0, max rel diff 0"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace nuphar
