@@ -14,7 +14,9 @@
 namespace nuphar {
 
 int ModelContext::OpsetFor(const std::string& domain) const {
-  if (domain == kFusedDomain) return 1;  // created by the runtime's own passes
+  // Nodes of the runtime's own rewrites keep the semantics of the ONNX opset they replace (a JitScan
+  // is a Scan of the model's opset).
+  if (domain == kFusedDomain) return OpsetFor("");
   auto it = opsets.find(domain == "ai.onnx" ? "" : domain);
   return it == opsets.end() ? -1 : it->second;
 }
@@ -162,7 +164,8 @@ namespace {
 
 bool RunsASequence(const PlanNode& node) {
   const std::string& op = node.op_type;
-  return op == "Scan" || op == "Loop" || op == "LSTM" || op == "GRU" || op == "RNN";
+  // JitScan: a Scan the JIT runs (runtime/jit/partitioner.h).
+  return op == "Scan" || op == "JitScan" || op == "Loop" || op == "LSTM" || op == "GRU" || op == "RNN";
 }
 
 }  // namespace

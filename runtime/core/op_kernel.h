@@ -129,6 +129,19 @@ class KernelContext {
   int node_index_;
 };
 
+/// How generated code calls a kernel without the executor (whole-Scan compilation,
+/// runtime/jit/): float buffers in the node's input and output order (null when absent), the
+/// element count of every input, the rows of input 0 (its size over its last dim). The caller
+/// has validated the shapes by running the kernel through Compute once with the same shapes, and
+/// provides `scratch_bytes(state, rows)` bytes of 64-byte-aligned scratch.
+struct DirectCall {
+  using Fn = void (*)(const void* state, const float* const* inputs, const int64_t* input_sizes,
+                      float* const* outputs, int64_t rows, void* scratch);
+  Fn fn = nullptr;
+  const void* state = nullptr;
+  size_t (*scratch_bytes)(const void* state, int64_t rows) = nullptr;
+};
+
 class OpKernel {
  public:
   virtual ~OpKernel() = default;
@@ -136,6 +149,8 @@ class OpKernel {
   /// Which implementation runs, for profiles (runtime/core/profiler.h): "reference" unless a
   /// kernel runs a specialised path ("ngemm", "fused_ngemm", "gemv_f32").
   virtual const char* profile_path() const { return "reference"; }
+  /// Non-null when generated code may call this kernel directly (float in, float out).
+  virtual const DirectCall* direct_call() const { return nullptr; }
 };
 
 using KernelFactory = Expected<std::unique_ptr<OpKernel>> (*)(const NodeInfo& node);

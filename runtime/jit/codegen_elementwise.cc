@@ -247,24 +247,32 @@ class Emitter {
 
 }  // namespace
 
+llvm::Function* EmitElementwiseBody(const ElementwiseIR& ir, const std::string& name, llvm::Module& module) {
+  llvm::LLVMContext& context = module.getContext();
+  IRBuilder<> b(context);
+  llvm::Type* f32p = b.getFloatTy()->getPointerTo();
+  const size_t nbuf = ir.inputs.size() + ir.outputs.size();
+  // One noalias pointer per buffer, then rows, cols, input_cols.
+  std::vector<llvm::Type*> params(nbuf, f32p);
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt64Ty()->getPointerTo());
+  auto* body_type = llvm::FunctionType::get(b.getVoidTy(), params, false);
+  auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name, &module);
+  for (size_t i = 0; i < nbuf; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  Emitter(ir, module).EmitBody(body);
+  return body;
+}
+
 std::unique_ptr<llvm::Module> EmitElementwiseKernel(const ElementwiseIR& ir, const std::string& name,
                                                     llvm::LLVMContext& context) {
   auto module = std::make_unique<llvm::Module>(name, context);
   IRBuilder<> b(context);
   llvm::Type* f32p = b.getFloatTy()->getPointerTo();
   const size_t nbuf = ir.inputs.size() + ir.outputs.size();
-
-  // Internal body: one noalias pointer per buffer.
-  std::vector<llvm::Type*> params(nbuf, f32p);
-  params.push_back(b.getInt64Ty());
-  params.push_back(b.getInt64Ty());
-  params.push_back(b.getInt64Ty()->getPointerTo());
-  auto* body_type = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name + ".body", module.get());
-  for (size_t i = 0; i < nbuf; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
-  body->addFnAttr(llvm::Attribute::AlwaysInline);
-  body->addFnAttr(llvm::Attribute::NoUnwind);
-  Emitter(ir, *module).EmitBody(body);
+  llvm::Function* body = EmitElementwiseBody(ir, name + ".body", *module);
 
   // Entry: unpacks the buffer array.
   auto* entry_type = llvm::FunctionType::get(

@@ -14,6 +14,7 @@
 #include "runtime/jit/elementwise_ir.h"
 
 namespace llvm {
+class Function;
 class LLVMContext;
 class Module;
 }  // namespace llvm
@@ -22,6 +23,11 @@ namespace nuphar::jit {
 
 /// Column tile of the activation calls, in floats (4 KB per staged value: stays in L1).
 inline constexpr int64_t kActivationTile = 1024;
+
+/// The kernel's internal, always-inlined body `name` in `module`:
+///   void (float* noalias buffers..., int64_t rows, int64_t cols, const int64_t* input_cols)
+/// (the entry function and the whole-Scan loop both call it).
+llvm::Function* EmitElementwiseBody(const ElementwiseIR& ir, const std::string& name, llvm::Module& module);
 
 /// The entry function `name` for `ir`, in a new module of `context`.
 std::unique_ptr<llvm::Module> EmitElementwiseKernel(const ElementwiseIR& ir, const std::string& name,

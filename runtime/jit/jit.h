@@ -12,8 +12,10 @@
 
 namespace nuphar::jit {
 
-/// Registers the kernel of partition nodes (com.nuphar.internal.JitKernel).
+/// Registers the kernels of partition nodes (com.nuphar.internal.JitKernel) and of Scans the JIT
+/// runs (com.nuphar.internal.JitScan).
 void RegisterJitKernels(KernelRegistry& registry);
+void RegisterJitScanKernel(KernelRegistry& registry);
 
 /// The rewrites of the JIT path, to run after the fusion passes.
 GraphRewrite JitPartitionRewrite();

@@ -4,9 +4,10 @@
 // pattern (declared shapes were wrong or too general) and, in nuphar_execution_mode:compare,
 // after every generated run to check it (R1 tolerances: integer outputs identical, float outputs
 // within 1e-5 relative).
+#include "runtime/jit/jit_kernel.h"
+
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-
 #include <onnx/onnx_pb.h>
 
 #include <atomic>
@@ -26,12 +27,11 @@
 namespace nuphar::jit {
 namespace {
 
-using ElementwiseFn = void (*)(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols);
-
 // R1: float outputs within 1e-5 relative (|jit - ref| <= 1e-5 * max(|ref|, 1)).
 constexpr double kCompareRelTolerance = 1e-5;
 
-// FNV-1a of the kernel's text: a readable, stable function name for dumps and profiles.
+}  // namespace
+
 std::string KernelName(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
@@ -40,204 +40,197 @@ std::string KernelName(const std::string& text) {
   return buf;
 }
 
-class JitElementwiseKernel final : public OpKernel {
- public:
-  static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node) {
-    const onnx::GraphProto* body = node.GetGraph("body");
-    if (!body) return node.Error("partition without a body");
-    auto k = std::unique_ptr<JitElementwiseKernel>(new JitElementwiseKernel());
-    for (const auto& n : body->node()) k->nodes_ += (k->nodes_.empty() ? "" : ", ") + n.name() + " (" + n.op_type() + ")";
-    NUPHAR_ASSIGN_OR_RETURN(k->reference_, node.CompileSubgraph("body"));
-    // The fallback plan's nodes are not the session's executed nodes (perf_test's reference_nodes).
-    for (const PlanNode& n : k->reference_->nodes()) {
-      node.AddCounter("plan_nodes", -1);
-      node.AddCounter(std::string("plan_nodes_") + n.kernel->profile_path(), -1);
-    }
-    k->compare_ = Lower(node.setting("nuphar_execution_mode")) == "compare";
-    auto ir = BuildElementwiseIR(*body);
-    if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
-      std::fprintf(stderr, "nuphar: warning: %s runs on the reference executor: %s\n", node.name().c_str(),
-                   ir.message().c_str());
-      node.AddCounter("jit_refused_partitions", 1);
-      return std::unique_ptr<OpKernel>(std::move(k));
-    }
-    k->ir_ = std::move(*ir);
+std::string LowerCase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
-    const std::string text = k->ir_.ToText();
-    k->name_ = KernelName(text);
-    const std::string lower = node.setting("codegen_dump_lower");
-    if (!lower.empty()) std::fprintf(stderr, "codegen_dump_lower: %s (%s)\n%s", k->name_.c_str(), k->nodes_.c_str(), text.c_str());
-    NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-    DumpOptions dump;
-    const std::string module_dump = Lower(node.setting("codegen_dump_module"));
-    dump.ll = module_dump == "ll";
-    dump.asm_ = module_dump == "asm";
-    const auto t0 = std::chrono::steady_clock::now();
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = EmitElementwiseKernel(k->ir_, k->name_, *context);
-    auto code = CompileModule(std::move(context), std::move(module), k->name_, target, dump);
-    if (!code) return node.Error(code.diag().reason);
-    k->code_ = std::move(*code);
-    k->fn_ = reinterpret_cast<ElementwiseFn>(k->code_->entry());
-    k->compile_us_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
-    node.AddCounter("jit_kernels", 1);
-    node.AddCounter("jit_compile_us", k->compile_us_);
+Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
+  const onnx::GraphProto* body = node.GetGraph("body");
+  if (!body) return node.Error("partition without a body");
+  auto k = std::unique_ptr<JitElementwiseKernel>(new JitElementwiseKernel());
+  for (const auto& n : body->node()) k->nodes_ += (k->nodes_.empty() ? "" : ", ") + n.name() + " (" + n.op_type() + ")";
+  NUPHAR_ASSIGN_OR_RETURN(k->reference_, node.CompileSubgraph("body"));
+  // The fallback plan's nodes are not the session's executed nodes (perf_test's reference_nodes).
+  for (const PlanNode& n : k->reference_->nodes()) {
+    node.AddCounter("plan_nodes", -1);
+    node.AddCounter(std::string("plan_nodes_") + n.kernel->profile_path(), -1);
+  }
+  k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
+  auto ir = BuildElementwiseIR(*body);
+  if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
+    std::fprintf(stderr, "nuphar: warning: %s runs on the reference executor: %s\n", node.name().c_str(),
+                 ir.message().c_str());
+    node.AddCounter("jit_refused_partitions", 1);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
+  k->ir_ = std::move(*ir);
 
-  ~JitElementwiseKernel() override {
-    if (compare_ && compared_runs_ > 0)
-      std::fprintf(stderr, "nuphar compare: %s [%s]: %lld run(s), max abs diff %.3g, max rel diff %.3g\n", name_.c_str(),
-                   nodes_.c_str(), static_cast<long long>(compared_runs_), max_abs_, max_rel_);
-  }
-
-  int64_t compile_us() const { return compile_us_; }
-
-  Status Compute(KernelContext& ctx) const override {
-    std::vector<int64_t> shape;
-    int64_t rows = 0, cols = 0;
-    if (!fn_ || !Fits(ctx, &shape, &rows, &cols)) return RunReference(ctx);
-    std::vector<float*> buffers;
-    std::vector<int64_t> input_cols;
-    buffers.reserve(ir_.inputs.size() + ir_.outputs.size());
-    for (size_t i = 0; i < ir_.inputs.size(); ++i) {
-      const Tensor* t = ctx.input(i);
-      buffers.push_back(const_cast<float*>(t->data<float>()));
-      input_cols.push_back(t->rank() == 0 ? 1 : t->shape().back());
-    }
-    for (size_t o = 0; o < ir_.outputs.size(); ++o) buffers.push_back(ctx.Output(o, DType::kFloat, shape)->data<float>());
-    fn_(buffers.data(), rows, cols, input_cols.data());
-    if (compare_) return Compare(ctx);
-    return Status::OK();
-  }
-
-  const char* profile_path() const override { return "jit"; }
-
- private:
-  JitElementwiseKernel() = default;
-
-  static std::string Lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  }
-
-  // The broadcast result shape of the inputs (a sliced input counts as one of its parts), and
-  // whether each input is read as the IR says.
-  bool Fits(KernelContext& ctx, std::vector<int64_t>* shape, int64_t* rows, int64_t* cols) const {
-    for (size_t i = 0; i < ir_.inputs.size(); ++i) {
-      const Tensor* t = ctx.input(i);
-      if (!t || t->dtype() != DType::kFloat) return false;
-      std::vector<int64_t> s = t->shape();
-      if (ir_.inputs[i] == Access::kSliced) {
-        if (s.empty() || s.back() % ir_.input_parts[i] != 0) return false;
-        s.back() /= ir_.input_parts[i];
-      }
-      if (s.size() > shape->size()) shape->insert(shape->begin(), s.size() - shape->size(), 1);
-      for (size_t d = 0; d < s.size(); ++d) {
-        int64_t& out = (*shape)[shape->size() - s.size() + d];
-        if (s[d] == out || s[d] == 1) continue;
-        if (out != 1) return false;
-        out = s[d];
-      }
-    }
-    *cols = shape->empty() ? 1 : shape->back();
-    int64_t total = 1;
-    for (int64_t d : *shape) total *= d;
-    *rows = *cols == 0 ? 0 : total / *cols;
-    bool flat = true;  // no row, column or sliced input: one loop over every element
-    for (size_t i = 0; i < ir_.inputs.size(); ++i) {
-      const Tensor* t = ctx.input(i);
-      switch (ir_.inputs[i]) {
-        case Access::kFull:
-          if (t->shape() != *shape) return false;
-          break;
-        case Access::kRow:
-          if (t->rank() == 0 || t->shape().back() != *cols || t->size() != *cols) return false;
-          flat = false;
-          break;
-        case Access::kColumn:
-          if (t->rank() != shape->size() || t->shape().back() != 1 || t->size() != *rows) return false;
-          flat = false;
-          break;
-        case Access::kScalar:
-          if (t->size() != 1) return false;
-          break;
-        case Access::kSliced:
-          if (t->rank() != shape->size() || t->shape().back() != *cols * ir_.input_parts[i] ||
-              !std::equal(shape->begin(), shape->end() - 1, t->shape().begin()))
-            return false;
-          flat = false;
-          break;
-      }
-    }
-    if (flat) {
-      *cols = total;
-      *rows = total == 0 ? 0 : 1;
-    }
-    return true;
-  }
-
-  Expected<std::vector<Tensor>> ReferenceOutputs(KernelContext& ctx) const {
-    Frame frame(*reference_, &ctx.frame());
-    for (size_t i = 0; i < ir_.inputs.size(); ++i) frame.SetInput(i, *ctx.input(i));
-    NUPHAR_RETURN_IF_ERROR(frame.Execute());
-    std::vector<Tensor> outs;
-    for (size_t o = 0; o < reference_->output_names().size(); ++o) outs.push_back(*frame.Get(reference_->output_ref(o)));
-    return outs;
-  }
-
-  Status RunReference(KernelContext& ctx) const {
-    NUPHAR_ASSIGN_OR_RETURN(auto outs, ReferenceOutputs(ctx));
-    for (size_t o = 0; o < outs.size(); ++o) ctx.SetOutputAlias(o, outs[o]);
-    return Status::OK();
-  }
-
-  Status Compare(KernelContext& ctx) const {
-    NUPHAR_ASSIGN_OR_RETURN(auto ref, ReferenceOutputs(ctx));
-    double worst_abs = 0, worst_rel = 0;
-    for (size_t o = 0; o < ref.size(); ++o) {
-      const Tensor& jit_out = *ctx.Output(o, DType::kFloat, ref[o].shape());  // same buffer, already written
-      const float* a = jit_out.data<float>();
-      const float* b = ref[o].data<float>();
-      for (int64_t i = 0; i < ref[o].size(); ++i) {
-        if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-        const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-        worst_abs = std::max(worst_abs, d);
-        // Relative to the reference value, and absolute below 1 (values near 0 have no
-        // meaningful relative error).
-        worst_rel = std::max(worst_rel, d / std::max(std::fabs(static_cast<double>(b[i])), 1.0));
-      }
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ++compared_runs_;
-      max_abs_ = std::max(max_abs_, worst_abs);
-      max_rel_ = std::max(max_rel_, worst_rel);
-    }
-    if (worst_rel > kCompareRelTolerance)
-      return Diag::Msg("compare: generated kernel " + name_ + " differs from the reference by " +
-                       std::to_string(worst_rel) + " (relative; tolerance 1e-5) on nodes " + nodes_);
-    return Status::OK();
-  }
-
-  ElementwiseIR ir_;
-  std::string name_, nodes_;
-  std::shared_ptr<const GraphPlan> reference_;
-  std::unique_ptr<CompiledCode> code_;
-  ElementwiseFn fn_ = nullptr;
-  int64_t compile_us_ = 0;
-  bool compare_ = false;
-  mutable std::mutex mutex_;
-  mutable int64_t compared_runs_ = 0;
-  mutable double max_abs_ = 0, max_rel_ = 0;
-};
-
-Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
-  return JitElementwiseKernel::Create(node);
+  const std::string text = k->ir_.ToText();
+  k->name_ = KernelName(text);
+  const std::string lower = node.setting("codegen_dump_lower");
+  if (!lower.empty())
+    std::fprintf(stderr, "codegen_dump_lower: %s (%s)\n%s", k->name_.c_str(), k->nodes_.c_str(), text.c_str());
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
+  DumpOptions dump;
+  const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
+  dump.ll = module_dump == "ll";
+  dump.asm_ = module_dump == "asm";
+  const auto t0 = std::chrono::steady_clock::now();
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = EmitElementwiseKernel(k->ir_, k->name_, *context);
+  auto code = CompileModule(std::move(context), std::move(module), k->name_, target, dump);
+  if (!code) return node.Error(code.diag().reason);
+  k->code_ = std::move(*code);
+  k->fn_ = reinterpret_cast<ElementwiseFn>(k->code_->entry());
+  node.AddCounter("jit_kernels", 1);
+  node.AddCounter("jit_compile_us",
+                  std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+  return std::unique_ptr<OpKernel>(std::move(k));
 }
+
+JitElementwiseKernel::~JitElementwiseKernel() {
+  if (compare_ && compared_runs_ > 0)
+    std::fprintf(stderr, "nuphar compare: %s [%s]: %lld run(s), max abs diff %.3g, max rel diff %.3g\n", name_.c_str(),
+                 nodes_.c_str(), static_cast<long long>(compared_runs_), max_abs_, max_rel_);
+}
+
+Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
+  if (!fn_) return RunReference(ctx);
+  const Tensor* inputs_storage[16];
+  std::vector<const Tensor*> inputs_heap;
+  const Tensor** inputs = inputs_storage;
+  if (ir_.inputs.size() > 16) {
+    inputs_heap.resize(ir_.inputs.size());
+    inputs = inputs_heap.data();
+  }
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) inputs[i] = ctx.input(i);
+  ElementwiseGeometry geo;
+  if (!Fits(std::span<const Tensor* const>(inputs, ir_.inputs.size()), &geo)) return RunReference(ctx);
+  std::vector<float*> buffers;
+  buffers.reserve(ir_.inputs.size() + ir_.outputs.size());
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) buffers.push_back(const_cast<float*>(inputs[i]->data<float>()));
+  for (size_t o = 0; o < ir_.outputs.size(); ++o)
+    buffers.push_back(ctx.Output(o, DType::kFloat, geo.shape)->data<float>());
+  fn_(buffers.data(), geo.rows, geo.cols, geo.input_cols.data());
+  if (compare_) return Compare(ctx);
+  return Status::OK();
+}
+
+// The broadcast result shape of the inputs (a sliced input counts as one of its parts), and
+// whether each input is read as the IR says.
+bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, ElementwiseGeometry* geo) const {
+  std::vector<int64_t>* shape = &geo->shape;
+  int64_t* rows = &geo->rows;
+  int64_t* cols = &geo->cols;
+  shape->clear();
+  geo->input_cols.clear();
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+    const Tensor* t = inputs[i];
+    if (!t || t->dtype() != DType::kFloat) return false;
+    std::vector<int64_t> s = t->shape();
+    if (ir_.inputs[i] == Access::kSliced) {
+      if (s.empty() || s.back() % ir_.input_parts[i] != 0) return false;
+      s.back() /= ir_.input_parts[i];
+    }
+    if (s.size() > shape->size()) shape->insert(shape->begin(), s.size() - shape->size(), 1);
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t& out = (*shape)[shape->size() - s.size() + d];
+      if (s[d] == out || s[d] == 1) continue;
+      if (out != 1) return false;
+      out = s[d];
+    }
+  }
+  *cols = shape->empty() ? 1 : shape->back();
+  int64_t total = 1;
+  for (int64_t d : *shape) total *= d;
+  *rows = *cols == 0 ? 0 : total / *cols;
+  bool flat = true;  // no row, column or sliced input: one loop over every element
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+    const Tensor* t = inputs[i];
+    geo->input_cols.push_back(t->rank() == 0 ? 1 : t->shape().back());
+    switch (ir_.inputs[i]) {
+      case Access::kFull:
+        if (t->shape() != *shape) return false;
+        break;
+      case Access::kRow:
+        if (t->rank() == 0 || t->shape().back() != *cols || t->size() != *cols) return false;
+        flat = false;
+        break;
+      case Access::kColumn:
+        if (t->rank() != shape->size() || t->shape().back() != 1 || t->size() != *rows) return false;
+        flat = false;
+        break;
+      case Access::kScalar:
+        if (t->size() != 1) return false;
+        break;
+      case Access::kSliced:
+        if (t->rank() != shape->size() || t->shape().back() != *cols * ir_.input_parts[i] ||
+            !std::equal(shape->begin(), shape->end() - 1, t->shape().begin()))
+          return false;
+        flat = false;
+        break;
+    }
+  }
+  if (flat) {
+    *cols = total;
+    *rows = total == 0 ? 0 : 1;
+  }
+  return true;
+}
+
+Expected<std::vector<Tensor>> JitElementwiseKernel::ReferenceOutputs(KernelContext& ctx) const {
+  Frame frame(*reference_, &ctx.frame());
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) frame.SetInput(i, *ctx.input(i));
+  NUPHAR_RETURN_IF_ERROR(frame.Execute());
+  std::vector<Tensor> outs;
+  for (size_t o = 0; o < reference_->output_names().size(); ++o) outs.push_back(*frame.Get(reference_->output_ref(o)));
+  return outs;
+}
+
+Status JitElementwiseKernel::RunReference(KernelContext& ctx) const {
+  NUPHAR_ASSIGN_OR_RETURN(auto outs, ReferenceOutputs(ctx));
+  for (size_t o = 0; o < outs.size(); ++o) ctx.SetOutputAlias(o, outs[o]);
+  return Status::OK();
+}
+
+Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
+  NUPHAR_ASSIGN_OR_RETURN(auto ref, ReferenceOutputs(ctx));
+  double worst_abs = 0, worst_rel = 0;
+  for (size_t o = 0; o < ref.size(); ++o) {
+    const Tensor& jit_out = *ctx.Output(o, DType::kFloat, ref[o].shape());  // same buffer, already written
+    const float* a = jit_out.data<float>();
+    const float* b = ref[o].data<float>();
+    for (int64_t i = 0; i < ref[o].size(); ++i) {
+      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+      const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
+      worst_abs = std::max(worst_abs, d);
+      // Relative to the reference value, and absolute below 1 (values near 0 have no
+      // meaningful relative error).
+      worst_rel = std::max(worst_rel, d / std::max(std::fabs(static_cast<double>(b[i])), 1.0));
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++compared_runs_;
+    max_abs_ = std::max(max_abs_, worst_abs);
+    max_rel_ = std::max(max_rel_, worst_rel);
+  }
+  if (worst_rel > kCompareRelTolerance)
+    return Diag::Msg("compare: generated kernel " + name_ + " differs from the reference by " +
+                     std::to_string(worst_rel) + " (relative; tolerance 1e-5) on nodes " + nodes_);
+  return Status::OK();
+}
+
+namespace {
+
+Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) { return JitElementwiseKernel::Create(node); }
 
 }  // namespace
 
-void RegisterJitKernels(KernelRegistry& registry) { registry.Add(kFusedDomain, kJitKernelOp, CreateJitKernel); }
+void RegisterJitKernels(KernelRegistry& registry) {
+  registry.Add(kFusedDomain, kJitKernelOp, CreateJitKernel);
+  RegisterJitScanKernel(registry);
+}
 
 }  // namespace nuphar::jit

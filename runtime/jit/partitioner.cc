@@ -56,6 +56,14 @@ class Partitioner {
   Partitioner(onnx::GraphProto* graph, const RewriteContext& ctx) : g_(*graph), ctx_(ctx), model_(ctx.model) {}
 
   int Run() {
+    // Scans (opset 9+) become JitScan: their kernel compiles the whole loop when the body allows.
+    for (auto& node : *g_.mutable_node()) {
+      if (node.op_type() != "Scan" || !(node.domain().empty() || node.domain() == "ai.onnx")) continue;
+      if (model_.OpsetFor("") < 9) continue;
+      node.set_op_type(kJitScanOp);
+      node.set_domain(kFusedDomain);
+      model_.counters["jit_scans"] += 1;
+    }
     const int n = g_.node_size();
     for (int i = 0; i < n; ++i)
       for (const auto& o : g_.node(i).output())
@@ -346,7 +354,7 @@ GraphRewrite JitPartitionRewrite() {
   r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
     if (g.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : g.node())
-      if (IsGeneratedOp(n.op_type())) return true;
+      if (IsGeneratedOp(n.op_type()) || n.op_type() == "Scan") return true;
     return false;
   };
   r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {

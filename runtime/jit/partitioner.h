@@ -17,6 +17,9 @@
 namespace nuphar::jit {
 
 inline constexpr const char* kJitKernelOp = "JitKernel";
+/// A Scan (opset 9+) the JIT runs: the whole loop is generated when its body allows
+/// (jit_scan_kernel.cc), else the reference Scan runs it.
+inline constexpr const char* kJitScanOp = "JitScan";
 /// Name prefix of partition bodies: the partitioner never rewrites them again.
 inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 

@@ -251,7 +251,9 @@ Expected<std::vector<int64_t>> PerValueInts(const NodeInfo& node, const char* na
 
 }  // namespace
 
-Expected<std::unique_ptr<OpKernel>> CreateScan(const NodeInfo& node) {
+Expected<std::unique_ptr<OpKernel>> CreateScan(const NodeInfo& node) { return CreateScanWithBody(node, nullptr); }
+
+Expected<std::unique_ptr<OpKernel>> CreateScanWithBody(const NodeInfo& node, std::shared_ptr<const GraphPlan> plan) {
   const onnx::GraphProto* g = node.GetGraph("body");
   if (!g) return node.Error("Scan needs a 'body' graph attribute");
   NUPHAR_RETURN_IF_ERROR(CheckTensorOnlyGraph(node, *g, "body"));
@@ -284,7 +286,9 @@ Expected<std::unique_ptr<OpKernel>> CreateScan(const NodeInfo& node) {
     if (d != 0 && d != 1) return node.Error("scan_output_directions must be 0 or 1");
   std::vector<DeclaredValue> declared;
   for (int i = 0; i < g->output_size(); ++i) declared.push_back(DeclaredOutput(*g, i));
-  NUPHAR_ASSIGN_OR_RETURN(auto plan, node.CompileSubgraph("body"));
+  if (!plan) {
+    NUPHAR_ASSIGN_OR_RETURN(plan, node.CompileSubgraph("body"));
+  }
   return MakeKernel<ScanKernel>(std::move(plan), opset, N, M, std::move(in_axes), std::move(in_rev),
                                 std::move(out_axes), std::move(out_rev), std::move(declared));
 }

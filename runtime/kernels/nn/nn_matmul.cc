@@ -44,8 +44,18 @@ void GemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, int64_t N, in
 
 class MatMulKernel final : public OpKernel {
  public:
-  MatMulKernel(bool b_is_constant_f32_matrix, ThreadPool* pool, int64_t parallel_min_work)
-      : b_is_constant_f32_matrix_(b_is_constant_f32_matrix), pool_(pool), parallel_min_work_(parallel_min_work) {}
+  MatMulKernel(bool b_is_constant_f32_matrix, int64_t k, int64_t n, ThreadPool* pool, int64_t parallel_min_work)
+      : b_is_constant_f32_matrix_(b_is_constant_f32_matrix),
+        k_(k),
+        n_(n),
+        pool_(pool),
+        parallel_min_work_(parallel_min_work) {
+    direct_ = {&CallDirect, this, &NoScratch};
+  }
+
+  /// A float [rows, K] row block against the constant [K, N] matrix, as Compute runs it (the
+  /// packed GEMV for one row, the column-split GEMM otherwise); B was packed by Compute.
+  const DirectCall* direct_call() const override { return b_is_constant_f32_matrix_ ? &direct_ : nullptr; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -79,7 +89,21 @@ class MatMulKernel final : public OpKernel {
   const char* profile_path() const override { return b_is_constant_f32_matrix_ ? "gemv_f32|eigen" : "eigen"; }
 
  private:
+  static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
+                         float* const* outputs, int64_t rows, void* scratch) {
+    const auto* k = static_cast<const MatMulKernel*>(state);
+    if (rows == 1) {
+      std::call_once(k->pack_once_, [&] { k->packed_b_ = PackedGemvF32::FromKN(inputs[1], k->k_, k->n_, k->n_); });
+      GemvF32Packed(inputs[0], k->packed_b_, outputs[0], false);
+      return;
+    }
+    GemmMaybeSplit<float>(k->pool_, k->parallel_min_work_, rows, k->n_, k->k_, inputs[0], inputs[1], outputs[0]);
+  }
+  static size_t NoScratch(const void*, int64_t) { return 0; }
+
   const bool b_is_constant_f32_matrix_;
+  const int64_t k_, n_;
+  DirectCall direct_;
   ThreadPool* const pool_;
   const int64_t parallel_min_work_;
   mutable std::once_flag pack_once_;
@@ -92,8 +116,9 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
                              DType::kUint32, DType::kUint64))
       return node.Error(std::string("MatMul on ") + DTypeName(node.input_type(i)) + " is not supported");
   const Tensor* b = node.constant_input(1);
-  return MakeKernel<MatMulKernel>(b && b->dtype() == DType::kFloat && b->rank() == 2, node.thread_pool(),
-                                  node.parallel_min_work());
+  const bool constant_f32_matrix = b && b->dtype() == DType::kFloat && b->rank() == 2;
+  return MakeKernel<MatMulKernel>(constant_f32_matrix, constant_f32_matrix ? b->dim(0) : 0,
+                                  constant_f32_matrix ? b->dim(1) : 0, node.thread_pool(), node.parallel_min_work());
 }
 
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].

@@ -130,9 +130,27 @@ class DynQuantMatMulKernel final : public OpKernel {
     return Status::OK();
   }
   const char* profile_path() const override { return "fused_ngemm"; }
+  const DirectCall* direct_call() const override { return &direct_; }
 
  private:
-  DynQuantMatMulKernel() = default;
+  DynQuantMatMulKernel() { direct_ = {&CallDirect, this, &DirectScratchBytes}; }
+
+  // The per-step product of a compiled Scan loop: the same computation as Compute on shapes that
+  // Compute already accepted (the Add operand is one row of N or the result's shape).
+  static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
+                         float* const* outputs, int64_t rows, void* scratch) {
+    const auto* k = static_cast<const DynQuantMatMulKernel*>(state);
+    const float* add = k->has_add_ ? inputs[5] : nullptr;
+    const int64_t ld_add = add == nullptr || input_sizes[5] == k->n_ ? 0 : k->n_;
+    ngemm::DynQuantMatMul(k->scheme_, inputs[0], rows, k->k_, k->k_, k->weights_, k->constants_, scratch, outputs[0],
+                          k->n_, add, ld_add, k->tiles_);
+  }
+  static size_t DirectScratchBytes(const void* state, int64_t rows) {
+    const auto* k = static_cast<const DynQuantMatMulKernel*>(state);
+    return ngemm::DynQuantMatMulScratchBytes(k->scheme_, rows, k->k_, k->n_);
+  }
+
+  DirectCall direct_;
   DynQuantScheme scheme_ = DynQuantScheme::kAsymm8;
   int64_t k_ = 0, n_ = 0;
   Tensor packed_storage_;

@@ -1,0 +1,289 @@
+// Whole-Scan compilation (spec runtime.md R1, §8.2(1)): the kernel of com.nuphar.internal.JitScan,
+// the partitioner's name for a Scan (opset 9+). When every node of the (rewritten) body is a
+// generated elementwise kernel or a kernel generated code may call directly (the fused int8
+// product), the whole time loop is one generated function (codegen_scan.h). Otherwise, and for
+// calls it cannot take, the reference Scan kernel runs with the same body plan.
+//
+// A call runs step 0 on the reference executor (it validates the shapes and sizes every body
+// value's buffer), then steps 1..seq-1 in the generated loop on those buffers: no per-step
+// dispatch and no per-step allocation. Results are bit-identical to the reference Scan because
+// the steps are the same kernels.
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <onnx/onnx_pb.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+
+#include "runtime/core/graph_plan.h"
+#include "runtime/jit/codegen_scan.h"
+#include "runtime/jit/jit.h"
+#include "runtime/jit/jit_engine.h"
+#include "runtime/jit/jit_kernel.h"
+#include "runtime/jit/partitioner.h"
+#include "runtime/kernels/control_flow/control_flow_kernels.h"
+
+namespace nuphar::jit {
+namespace {
+
+using ScanLoopFn = void (*)(float** slots, const int64_t* params, int64_t t0, int64_t seq);
+
+class JitScanKernel final : public OpKernel {
+ public:
+  static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<JitScanKernel>(new JitScanKernel());
+    NUPHAR_ASSIGN_OR_RETURN(k->body_, node.CompileSubgraph("body"));
+    NUPHAR_ASSIGN_OR_RETURN(k->fallback_, CreateScanWithBody(node, k->body_));
+    k->num_states_ = static_cast<int>(node.num_inputs()) - static_cast<int>(node.GetInt("num_scan_inputs", 0));
+    std::string why;
+    if (!k->BuildLayout(node, &why)) {
+      if (!node.setting("nuphar_dump_partition").empty())
+        std::fprintf(stderr, "nuphar_dump_partition: Scan '%s' runs step by step: %s\n", node.name().c_str(),
+                     why.c_str());
+      return std::unique_ptr<OpKernel>(std::move(k));
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string text = "scan";
+    for (const auto& s : k->layout_.steps) text += s.elementwise ? s.elementwise->ToText() : "direct\n";
+    const std::string name = KernelName(text + node.name());
+    NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
+    DumpOptions dump;
+    const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
+    dump.ll = module_dump == "ll";
+    dump.asm_ = module_dump == "asm";
+    auto context = std::make_unique<llvm::LLVMContext>();
+    auto module = EmitScanLoop(k->layout_, name, *context);
+    auto code = CompileModule(std::move(context), std::move(module), name, target, dump);
+    if (!code) return node.Error(code.diag().reason);
+    k->code_ = std::move(*code);
+    k->loop_ = reinterpret_cast<ScanLoopFn>(k->code_->entry());
+    node.AddCounter("jit_scan_loops", 1);
+    node.AddCounter(
+        "jit_compile_us",
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+    if (!node.setting("nuphar_dump_partition").empty())
+      std::fprintf(stderr, "nuphar_dump_partition: Scan '%s' is one generated loop (%s) of %zu step(s)\n",
+                   node.name().c_str(), name.c_str(), k->layout_.steps.size());
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    if (!loop_) return fallback_->Compute(ctx);
+    Status s = RunLoop(ctx);
+    if (s.ok() || s.diag().reason != kFallback) return s;
+    return fallback_->Compute(ctx);
+  }
+
+  const char* profile_path() const override { return loop_ ? "jit_scan" : "reference"; }
+
+ private:
+  static constexpr const char* kFallback = "jit scan: fallback";
+
+  JitScanKernel() = default;
+
+  // Slots for every ref the steps and the loop touch; refuses bodies the loop cannot run.
+  bool BuildLayout(const NodeInfo& node, std::string* why) {
+    const GraphPlan& body = *body_;
+    const int N = num_states_;
+    const int M = static_cast<int>(body.input_names().size()) - N;
+    const int K = static_cast<int>(body.output_names().size()) - N;
+    if (node.opset() < 9) return *why = "Scan-8 (batched)", false;
+    for (const char* attr : {"scan_input_axes", "scan_output_axes"})
+      for (int64_t a : node.GetInts(attr))
+        if (a != 0) return *why = std::string(attr) + " other than 0", false;
+    if (N < 0 || M < 1 || K < 0 || static_cast<int>(node.num_outputs()) != N + K)
+      return *why = "outputs or inputs not all present", false;
+    if (body.nodes().empty()) return *why = "an empty body", false;
+    std::unordered_map<int, int> slot_of;
+    auto slot = [&](int ref) {
+      if (ref == -1) return -1;
+      auto [it, inserted] = slot_of.emplace(ref, layout_.num_slots);
+      if (inserted) ++layout_.num_slots;
+      return it->second;
+    };
+    for (const PlanNode& n : body.nodes()) {
+      ScanLoopStep step;
+      if (const auto* ew = dynamic_cast<const JitElementwiseKernel*>(n.kernel.get())) {
+        if (!ew->ir()) return *why = "partition '" + n.name + "' has no generated code", false;
+        step.elementwise = ew->ir();
+      } else if (const DirectCall* dc = n.kernel->direct_call()) {
+        step.direct = dc;
+      } else {
+        return *why = "node '" + n.name + "' (" + n.op_type + ") is not generated code", false;
+      }
+      if (!n.implicit_inputs.empty() || n.run_with_next) return *why = "node '" + n.name + "' has a subgraph", false;
+      for (int ref : n.inputs) step.input_slots.push_back(slot(ref));
+      for (int ref : n.outputs) step.output_slots.push_back(slot(ref));
+      steps_nodes_.push_back(&n);
+      layout_.steps.push_back(std::move(step));
+    }
+    // Body values produced by the steps (body outputs must be among them).
+    std::unordered_map<int, int> produced;
+    for (const PlanNode& n : body.nodes())
+      for (int ref : n.outputs)
+        if (ref >= 0) produced[ref] = 1;
+    std::unordered_map<int, int> output_uses;
+    for (int i = 0; i < N + K; ++i) {
+      const int ref = body.output_ref(static_cast<size_t>(i));
+      if (!produced.count(ref))
+        return *why = "body output " + std::to_string(i) + " is not computed by the body", false;
+      if (++output_uses[ref] > 1 && i < N) return *why = "a state is also another body output", false;
+    }
+    std::vector<int64_t> in_rev = node.GetInts("scan_input_directions");
+    std::vector<int64_t> out_rev = node.GetInts("scan_output_directions");
+    for (int k = 0; k < N; ++k) {
+      layout_.state_in.push_back(slot(body.input_slot(static_cast<size_t>(k))));
+      const int out_ref = body.output_ref(static_cast<size_t>(k));
+      layout_.state_out.push_back(slot(out_ref));
+      bool is_scan_output = false;
+      for (int j = 0; j < K; ++j) is_scan_output |= body.output_ref(static_cast<size_t>(N + j)) == out_ref;
+      layout_.state_out_is_scan_output.push_back(is_scan_output);
+    }
+    for (int j = 0; j < M; ++j) {
+      layout_.scan_in.push_back(slot(body.input_slot(static_cast<size_t>(N + j))));
+      layout_.scan_in_reverse.push_back(j < static_cast<int>(in_rev.size()) && in_rev[j] != 0);
+    }
+    for (int k = 0; k < K; ++k) {
+      const int ref = body.output_ref(static_cast<size_t>(N + k));
+      for (int j = 0; j < k; ++j)
+        if (body.output_ref(static_cast<size_t>(N + j)) == ref) return *why = "two scan outputs are one value", false;
+      layout_.scan_out.push_back(slot(ref));
+      layout_.scan_out_reverse.push_back(k < static_cast<int>(out_rev.size()) && out_rev[k] != 0);
+    }
+    refs_.assign(static_cast<size_t>(layout_.num_slots), 0);
+    for (const auto& [ref, s] : slot_of) refs_[static_cast<size_t>(s)] = ref;
+    layout_.AssignParams();
+    return true;
+  }
+
+  // Step 0 on the reference executor, then the generated loop. Returns kFallback when the
+  // actual shapes or types do not fit the loop (the caller then runs the reference Scan).
+  Status RunLoop(KernelContext& ctx) const {
+    const int N = num_states_, M = static_cast<int>(layout_.scan_in.size()),
+              K = static_cast<int>(layout_.scan_out.size());
+    auto fallback = [] { return Status(Diag::Msg(kFallback)); };
+    int64_t seq = -1;
+    for (int j = 0; j < M; ++j) {
+      const Tensor* x = ctx.input(static_cast<size_t>(N + j));
+      if (!x || x->dtype() != DType::kFloat || x->rank() < 1 || (seq >= 0 && x->dim(0) != seq)) return fallback();
+      seq = x->dim(0);
+    }
+    for (int k = 0; k < N; ++k) {
+      const Tensor* s = ctx.input(static_cast<size_t>(k));
+      if (!s || s->dtype() != DType::kFloat) return fallback();
+    }
+    if (seq < 2) return fallback();
+
+    // Step 0 on the reference executor: every body value gets its buffer and its shape.
+    Frame frame(*body_, &ctx.frame());
+    std::vector<Tensor> step0_inputs(static_cast<size_t>(M));
+    for (int k = 0; k < N; ++k) frame.SetInput(static_cast<size_t>(k), *ctx.input(static_cast<size_t>(k)));
+    for (int j = 0; j < M; ++j) {
+      const Tensor* x = ctx.input(static_cast<size_t>(N + j));
+      std::vector<int64_t> shape(x->shape().begin() + 1, x->shape().end());
+      step0_inputs[j] = Tensor(DType::kFloat, shape);
+      const int64_t step = x->size() / seq;
+      const int64_t pos = layout_.scan_in_reverse[j] ? seq - 1 : 0;
+      std::memcpy(step0_inputs[j].raw(), x->data<float>() + pos * step, static_cast<size_t>(step) * sizeof(float));
+      frame.SetInput(static_cast<size_t>(N + j), step0_inputs[j]);
+    }
+    NUPHAR_RETURN_IF_ERROR(frame.Execute());
+
+    // Loop bounds of every step from step 0's values.
+    std::vector<int64_t> params(static_cast<size_t>(layout_.num_params), 0);
+    size_t scratch_bytes = 0;
+    for (size_t s = 0; s < layout_.steps.size(); ++s) {
+      const ScanLoopStep& step = layout_.steps[s];
+      const PlanNode& node = *steps_nodes_[s];
+      std::vector<const Tensor*> inputs;
+      for (int ref : node.inputs) inputs.push_back(ref == -1 ? nullptr : frame.Get(ref));
+      for (int ref : node.outputs)
+        if (ref >= 0 && frame.Get(ref)->dtype() != DType::kFloat) return fallback();
+      if (step.elementwise) {
+        ElementwiseGeometry geo;
+        const auto* kernel = static_cast<const JitElementwiseKernel*>(node.kernel.get());
+        if (!kernel->Fits(inputs, &geo)) return fallback();
+        params[step.params] = geo.rows;
+        params[step.params + 1] = geo.cols;
+        for (size_t i = 0; i < geo.input_cols.size(); ++i) params[step.params + 2 + i] = geo.input_cols[i];
+      } else {
+        const Tensor* x = inputs.empty() ? nullptr : inputs[0];
+        if (!x || x->rank() < 1 || x->shape().back() == 0) return fallback();
+        const int64_t rows = x->size() / x->shape().back();
+        params[step.params] = rows;
+        for (size_t i = 0; i < inputs.size(); ++i) params[step.params + 1 + i] = inputs[i] ? inputs[i]->size() : 0;
+        scratch_bytes = std::max(scratch_bytes, step.direct->scratch_bytes(step.direct->state, rows));
+      }
+    }
+
+    // Slots: step 0's buffers; owned ping-pong buffers for the states; scan outputs in place.
+    std::vector<float*> slots(static_cast<size_t>(layout_.num_slots), nullptr);
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const Tensor* t = frame.Get(refs_[s]);
+      slots[s] = t && t->defined() ? const_cast<float*>(static_cast<const float*>(t->raw())) : nullptr;
+    }
+    std::vector<Tensor> state_buffers(static_cast<size_t>(2 * N));
+    for (int k = 0; k < N; ++k) {
+      const Tensor& produced = *frame.Get(body_->output_ref(static_cast<size_t>(k)));
+      if (produced.shape() != ctx.input(static_cast<size_t>(k))->shape()) return fallback();
+      Tensor& first = state_buffers[2 * k];
+      first = Tensor(DType::kFloat, produced.shape());
+      std::memcpy(first.raw(), produced.raw(), produced.bytes());
+      slots[static_cast<size_t>(layout_.state_in[k])] = first.data<float>();
+      if (!layout_.state_out_is_scan_output[k]) {
+        state_buffers[2 * k + 1] = Tensor(DType::kFloat, produced.shape());
+        slots[static_cast<size_t>(layout_.state_out[k])] = state_buffers[2 * k + 1].data<float>();
+      }
+    }
+    for (int j = 0; j < M; ++j) {
+      const Tensor* x = ctx.input(static_cast<size_t>(N + j));
+      params[layout_.ScanInParams(j)] = reinterpret_cast<int64_t>(x->data<float>());
+      params[layout_.ScanInParams(j) + 1] = x->size() / seq;
+    }
+    std::vector<Tensor> unused_outputs(static_cast<size_t>(K));  // absent outputs share one frame tensor
+    for (int k = 0; k < K; ++k) {
+      const Tensor& v = *frame.Get(body_->output_ref(static_cast<size_t>(N + k)));
+      std::vector<int64_t> shape = v.shape();
+      shape.insert(shape.begin(), seq);
+      Tensor* y = &unused_outputs[static_cast<size_t>(k)];
+      if (ctx.output_needed(static_cast<size_t>(N + k)))
+        y = ctx.Output(static_cast<size_t>(N + k), DType::kFloat, shape);
+      else
+        *y = Tensor(DType::kFloat, shape);
+      const int64_t pos = layout_.scan_out_reverse[k] ? seq - 1 : 0;
+      std::memcpy(y->data<float>() + pos * v.size(), v.raw(), v.bytes());
+      params[layout_.ScanOutParams(k)] = reinterpret_cast<int64_t>(y->data<float>());
+      params[layout_.ScanOutParams(k) + 1] = v.size();
+    }
+    void* scratch = scratch_bytes > 0 ? ctx.Scratch(scratch_bytes) : nullptr;
+    params[0] = reinterpret_cast<int64_t>(scratch);
+
+    loop_(slots.data(), params.data(), 1, seq);
+
+    for (int k = 0; k < N; ++k) {
+      const Tensor* initial = ctx.input(static_cast<size_t>(k));
+      Tensor* out = ctx.Output(static_cast<size_t>(k), DType::kFloat, initial->shape());
+      std::memcpy(out->raw(), slots[static_cast<size_t>(layout_.state_in[k])], out->bytes());
+    }
+    return Status::OK();
+  }
+
+  std::shared_ptr<const GraphPlan> body_;
+  std::unique_ptr<OpKernel> fallback_;
+  int num_states_ = 0;
+  ScanLoopLayout layout_;
+  std::vector<const PlanNode*> steps_nodes_;
+  std::vector<int> refs_;  ///< body ref per slot
+  std::unique_ptr<CompiledCode> code_;
+  ScanLoopFn loop_ = nullptr;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateJitScan(const NodeInfo& node) { return JitScanKernel::Create(node); }
+
+}  // namespace
+
+void RegisterJitScanKernel(KernelRegistry& registry) { registry.Add(kFusedDomain, kJitScanOp, CreateJitScan); }
+
+}  // namespace nuphar::jit
