@@ -6,6 +6,7 @@
 
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
+#include "graph/opset_schema.h"
 
 namespace nuphar {
 
@@ -105,9 +106,10 @@ Expected<int64_t> EnsureOpset(onnx::ModelProto& model, int64_t min_opset) {
     ForEachScope(model, [&](const GraphScope& scope) {
       for (const auto& n : scope.graph->node()) {
         if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
-        const auto* before = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(old_opset), "");
-        const auto* after = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(new_opset), "");
-        if (before && after && before->since_version() != after->since_version()) {
+        // OpSinceVersion also knows opsets 18-21, where libonnx 1.12 has no schemas.
+        const int before = OpSinceVersion(n.op_type(), static_cast<int>(old_opset));
+        const int after = OpSinceVersion(n.op_type(), static_cast<int>(new_opset));
+        if (before > 0 && after > 0 && before != after) {
           if (!changed.empty()) changed += ", ";
           changed += "'" + n.name() + "' (" + n.op_type() + ")";
         }
