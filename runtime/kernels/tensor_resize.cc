@@ -343,8 +343,12 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
                   {"ceil", NearestRound::kCeil}},
                  c.round))
     return node.Error("nearest_mode '" + round + "' is not supported");
-  if (node.has_attr("antialias") || node.has_attr("axes") || node.has_attr("keep_aspect_ratio_policy"))
-    return node.Error("Resize-18 attributes (antialias, axes, keep_aspect_ratio_policy) are not supported");
+  // Resize-18's attributes at their defaults (exporters write them out) mean plain Resize-13.
+  if (node.GetInt("antialias", 0) != 0) return node.Error("Resize-18 antialias=1 is not supported");
+  if (node.has_attr("axes")) return node.Error("Resize-18 attribute 'axes' is not supported");
+  if (node.GetString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return node.Error("Resize-18 keep_aspect_ratio_policy '" + node.GetString("keep_aspect_ratio_policy", "") +
+                      "' is not supported (only 'stretch')");
   c.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
   c.extrapolation = node.GetFloat("extrapolation_value", 0.0f);
   c.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
