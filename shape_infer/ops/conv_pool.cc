@@ -100,7 +100,12 @@ Status HandleResize(NodeContext& ctx) {
   }
   SymShape out = *x;
   const bool crop = ctx.AttrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
-  if (sizes && sizes->size() == axes.size()) {
+  // Resize-18 keep_aspect_ratio_policy not_larger / not_smaller scales the sizes by one common
+  // factor chosen at run time: the output dims are not the sizes, only a rank is known.
+  const bool keep_aspect = ctx.AttrString("keep_aspect_ratio_policy", "stretch") != "stretch";
+  if (sizes && sizes->size() == axes.size() && keep_aspect) {
+    for (size_t k = 0; k < axes.size(); ++k) out[axes[k]] = ctx.NewSymbol(0, axes[k]);
+  } else if (sizes && sizes->size() == axes.size()) {
     for (size_t k = 0; k < axes.size(); ++k) out[axes[k]] = (*sizes)[k];
   } else if (scales && scales->size() == axes.size()) {
     for (size_t k = 0; k < axes.size(); ++k) {
@@ -123,6 +128,7 @@ void RegisterConvPoolHandlers(HandlerTable& t) {
   t.Add("", "Conv", HandleConv);
   t.Add("", "MaxPool", HandlePool);
   t.Add("", "AveragePool", HandlePool);
+  t.Add("", "LpPool", HandlePool);
   t.Add("", "Resize", HandleResize);
   t.Add("", "Upsample", HandleResize);
 }
