@@ -1,4 +1,5 @@
-// Resize (opset 10, 11, 13) and Upsample (opset 7 scales attribute, 9 scales input).
+// Resize (opset 10, 11, 13, 18/19 axes and keep_aspect_ratio_policy; antialias refused) and
+// Upsample (opset 7 scales attribute, 9 scales input).
 //
 // # How an output coordinate finds its inputs
 // Every mode is separable: per dim, each output index o maps to an original coordinate x
@@ -212,7 +213,36 @@ Status FromDoubles(const std::vector<double>& v, Tensor& y) {
 struct ResizeInputs {
   int roi = -1, scales = -1, sizes = -1;  // input slots; -1 = none
   std::vector<float> attr_scales;         // Upsample-7
+  std::vector<int64_t> axes;              // Resize-18: the dims scales/sizes/roi list (empty = all)
+  enum class Aspect { kStretch, kNotLarger, kNotSmaller } aspect = Aspect::kStretch;  // Resize-18
 };
+
+// Resize-18 axes: scales, sizes and roi list only `axes`; the other dims keep scale 1, their
+// size and the full roi [0, 1].
+Status ExpandToRank(const std::vector<int64_t>& axes, const std::vector<int64_t>& in_shape, std::vector<double>* scales,
+                    std::vector<int64_t>* sizes, std::vector<double>* roi) {
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  const size_t n = axes.size();
+  if ((!scales->empty() && scales->size() != n) || (!sizes->empty() && sizes->size() != n) ||
+      (!roi->empty() && roi->size() != 2 * n))
+    return Diag::Msg("scales, sizes and roi must have one entry (roi: two) per listed axis");
+  std::vector<double> full_scales(in_shape.size(), 1.0), full_roi;
+  std::vector<int64_t> full_sizes = in_shape;
+  if (!roi->empty()) {
+    full_roi.assign(2 * in_shape.size(), 0.0);
+    std::fill(full_roi.begin() + rank, full_roi.end(), 1.0);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(axes[k], rank));
+    if (!scales->empty()) full_scales[static_cast<size_t>(a)] = (*scales)[k];
+    if (!sizes->empty()) full_sizes[static_cast<size_t>(a)] = (*sizes)[k];
+    if (!roi->empty()) full_roi[static_cast<size_t>(a)] = (*roi)[k], full_roi[static_cast<size_t>(a + rank)] = (*roi)[k + n];
+  }
+  if (!scales->empty()) *scales = std::move(full_scales);
+  if (!sizes->empty()) *sizes = std::move(full_sizes);
+  *roi = std::move(full_roi);
+  return Status::OK();
+}
 
 class ResizeKernel final : public OpKernel {
  public:
@@ -232,11 +262,31 @@ class ResizeKernel final : public OpKernel {
     }
     if (c_.coord == Coord::kTfCropAndResize && in_.roi >= 0 && ctx.input(static_cast<size_t>(in_.roi))) {
       NUPHAR_ASSIGN_OR_RETURN(roi, ctx.input(static_cast<size_t>(in_.roi))->ToDoubleVector());
-      if (roi.size() != 2 * rank) return Diag::Msg("roi must have 2 * rank entries");
     }
+    if (!in_.axes.empty()) NUPHAR_RETURN_IF_ERROR(ExpandToRank(in_.axes, x->shape(), &scales, &sizes, &roi));
+    if (!roi.empty() && roi.size() != 2 * rank) return Diag::Msg("roi must have 2 * rank entries");
     if (scales.empty() == sizes.empty()) return Diag::Msg("exactly one of scales and sizes must be given");
     if (!sizes.empty() && sizes.size() != rank) return Diag::Msg("sizes must have one entry per dim");
     if (!scales.empty() && scales.size() != rank) return Diag::Msg("scales must have one entry per dim");
+
+    // keep_aspect_ratio_policy: one scale for the listed dims, the smallest (not_larger) or the
+    // largest (not_smaller) of sizes/in; those dims become round(scale * in), as ONNX Runtime.
+    std::vector<double> aspect_scale(rank, 0.0);
+    if (in_.aspect != ResizeInputs::Aspect::kStretch && !sizes.empty()) {
+      std::vector<bool> listed(rank, in_.axes.empty());
+      for (int64_t a : in_.axes) listed[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a)] = true;
+      double common = in_.aspect == ResizeInputs::Aspect::kNotLarger ? INFINITY : 0.0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (!listed[d] || x->shape()[d] == 0) continue;
+        const double r = static_cast<double>(sizes[d]) / static_cast<double>(x->shape()[d]);
+        common = in_.aspect == ResizeInputs::Aspect::kNotLarger ? std::min(common, r) : std::max(common, r);
+      }
+      for (size_t d = 0; d < rank; ++d)
+        if (listed[d] && std::isfinite(common) && common > 0) {
+          aspect_scale[d] = common;
+          sizes[d] = static_cast<int64_t>(std::round(common * static_cast<double>(x->shape()[d])));
+        }
+    }
 
     std::vector<int64_t> out_shape(rank);
     std::vector<DimTaps> taps(rank);
@@ -245,7 +295,7 @@ class ResizeKernel final : public OpKernel {
       double scale, out_len;
       if (!sizes.empty()) {
         out_shape[d] = sizes[d];
-        scale = in == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(in);
+        scale = aspect_scale[d] > 0 ? aspect_scale[d] : in == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(in);
         out_len = static_cast<double>(sizes[d]);
       } else {
         scale = scales[d];
@@ -345,10 +395,12 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
     return node.Error("nearest_mode '" + round + "' is not supported");
   // Resize-18's attributes at their defaults (exporters write them out) mean plain Resize-13.
   if (node.GetInt("antialias", 0) != 0) return node.Error("Resize-18 antialias=1 is not supported");
-  if (node.has_attr("axes")) return node.Error("Resize-18 attribute 'axes' is not supported");
-  if (node.GetString("keep_aspect_ratio_policy", "stretch") != "stretch")
-    return node.Error("Resize-18 keep_aspect_ratio_policy '" + node.GetString("keep_aspect_ratio_policy", "") +
-                      "' is not supported (only 'stretch')");
+  in.axes = node.GetInts("axes");
+  const std::string aspect = node.GetString("keep_aspect_ratio_policy", "stretch");
+  if (aspect == "not_larger") in.aspect = ResizeInputs::Aspect::kNotLarger;
+  else if (aspect == "not_smaller") in.aspect = ResizeInputs::Aspect::kNotSmaller;
+  else if (aspect != "stretch")
+    return node.Error("keep_aspect_ratio_policy '" + aspect + "' is not stretch, not_larger or not_smaller");
   c.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
   c.extrapolation = node.GetFloat("extrapolation_value", 0.0f);
   c.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);
