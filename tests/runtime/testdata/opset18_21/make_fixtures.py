@@ -5,6 +5,7 @@ CASE/test_data_set_0/{input,output}_K.pb, run by onnx_test_runner (ctest opset18
 Not run by the tests; rerun by hand to refresh (needs ../shared/peer set up):
 
   /usr/bin/python3 make_fixtures.py [CASE ...]
+  /usr/bin/python3 make_fixtures.py --quantized ../../../../build/bin   (after a build: int8 reference)
 
 Debian's python3-onnx is 1.12 (opset 17): the models are built with make_opsetid and never
 passed to the checker, which does not know these ops.
@@ -178,6 +179,31 @@ def opset21_shape_ops():
 
 
 @case
+def resize18_axes_keep_aspect():
+    nodes = [helper.make_node('Resize', ['x', '', '', 'sizes'], ['small'], mode='linear', axes=[2, 3],
+                              keep_aspect_ratio_policy='not_larger'),
+             helper.make_node('Resize', ['x', '', '', 'sizes'], ['big'], mode='nearest', axes=[2, 3],
+                              keep_aspect_ratio_policy='not_smaller'),
+             helper.make_node('Resize', ['x', '', 'scales'], ['scaled'], mode='cubic', axes=[3], antialias=0)]
+    return model(18, nodes, [vi('x', F, [1, 2, 4, 6])], [vi(o, F, None) for o in ('small', 'big', 'scaled')],
+                 [const('sizes', np.array([3, 5], np.int64)), const('scales', np.array([1.5], np.float32))]), [rand(1, 2, 4, 6)]
+
+
+@case
+def gelu20():
+    nodes = [helper.make_node('Gelu', ['x'], ['exact']), helper.make_node('Gelu', ['x'], ['tanh'], approximate='tanh')]
+    return model(20, nodes, [vi('x', F, [3, 4])], [vi('exact', F, None), vi('tanh', F, None)]), [rand(3, 4)]
+
+
+@case
+def quantize21_output_dtype():
+    nodes = [helper.make_node('QuantizeLinear', ['x', 'scale'], ['q'], output_dtype=TensorProto.INT8),
+             helper.make_node('DequantizeLinear', ['q', 'scale'], ['y'])]
+    return model(21, nodes, [vi('x', F, [2, 5])], [vi('q', TensorProto.INT8, None), vi('y', F, None)],
+                 [const('scale', np.array(0.02, np.float32))]), [rand(2, 5)]
+
+
+@case
 def recurrent18_lstm_in_if():
     """An opset-18 recurrent model as exporters write it: Split with num_outputs, an LSTM inside
     an If, and ReduceMean with axes as input. x [seq=5, batch=1, 8]."""
@@ -220,7 +246,27 @@ def build(name):
                 shutil.copy(os.path.join(tmp, f), os.path.join(data, f))
 
 
+def build_quantized(bin_dir):
+    """ORT's output on the recurrent model after our model_editor --mode to_scan and
+    model_quantizer --only_for_scan (tools from bin_dir): the int8 reference of opset18_21_test."""
+    d = os.path.join(here, 'recurrent18_lstm_in_if')
+    data = os.path.join(d, 'test_data_set_0')
+    with tempfile.TemporaryDirectory() as tmp:
+        scan, int8, out = (os.path.join(tmp, f) for f in ('scan.onnx', 'int8.onnx', 'out'))
+        subprocess.run([os.path.join(bin_dir, 'model_editor'), '--input', os.path.join(d, 'model.onnx'), '--output', scan,
+                        '--mode', 'to_scan'], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([os.path.join(bin_dir, 'model_quantizer'), '--input', scan, '--output', int8, '--only_for_scan'],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(['node', os.path.join(shared, 'peer/ort_run.js'), int8, '--input-dir', data, '--dump-outputs', out,
+                        '--iters', '1', '--warmup', '0', '--quiet'], check=True, stdout=subprocess.DEVNULL)
+        shutil.copy(os.path.join(out, 'output_0.pb'), os.path.join(d, 'ort_quantized_output_0.pb'))
+
+
 if __name__ == '__main__':
-    for name in sys.argv[1:] or CASES:
+    args = sys.argv[1:]
+    if args[:1] == ['--quantized']:  # --quantized BUILD_BIN_DIR
+        build_quantized(args[1])
+        sys.exit(0)
+    for name in args or CASES:
         build(name)
         print(name)
