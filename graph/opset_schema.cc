@@ -36,7 +36,7 @@ constexpr OpSignature kTable[] = {
     {"Equal", 19, 2, 2, 1, 1, true},  // string
     {"Flatten", 21, 1, 1, 1, 1, true},
     {"Gelu", 20, 1, 1, 1, 1, false},
-    {"GridSample", 20, 2, 2, 1, 1, false},
+    {"GridSample", 20, 2, 2, 1, 1, true},  // N-D: libonnx's 4-D inference stays right
     {"GroupNormalization", 18, 3, 3, 1, 1, false},
     {"GroupNormalization", 21, 3, 3, 1, 1, false},  // scale and bias per channel, stash_type
     {"Identity", 19, 1, 1, 1, 1, true},
@@ -50,8 +50,8 @@ constexpr OpSignature kTable[] = {
     {"Loop", 21, 2, V, 1, V, true},
     {"LpPool", 18, 1, 1, 1, 1, false},  // ceil_mode, dilations
     {"Mish", 18, 1, 1, 1, 1, false},
-    {"OptionalGetElement", 18, 1, 1, 1, 1, false},
-    {"OptionalHasElement", 18, 0, 1, 1, 1, false},
+    {"OptionalGetElement", 18, 1, 1, 1, 1, true},
+    {"OptionalHasElement", 18, 0, 1, 1, 1, true},
     {"Pad", 18, 2, 4, 1, 1, false},  // axes
     {"Pad", 19, 2, 4, 1, 1, true},   // wrap mode
     {"Pad", 21, 2, 4, 1, 1, true},
