@@ -1,4 +1,5 @@
-// Resize (opset 10, 11, 13, 18/19 axes and keep_aspect_ratio_policy; antialias refused) and
+// Resize (opset 10, 11, 13, 18 axes and keep_aspect_ratio_policy, 19 half_pixel_symmetric;
+// antialias refused) and
 // Upsample (opset 7 scales attribute, 9 scales input).
 //
 // # How an output coordinate finds its inputs
@@ -26,7 +27,7 @@ namespace nuphar::tensor_kernels {
 namespace {
 
 enum class Interp { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize, kHalfPixelSymmetric };
 enum class NearestRound { kPreferFloor, kPreferCeil, kFloor, kCeil, kLegacy };
 
 struct ResizeConfig {
@@ -59,6 +60,11 @@ double OriginalCoordinate(const ResizeConfig& c, int64_t o, double scale, double
       const double span = (roi_end - roi_start) * static_cast<double>(in - 1);
       const double offset = roi_start * static_cast<double>(in - 1);
       return out_len == 1 ? span / 2 + offset : x * span / (out_len - 1) + offset;
+    }
+    case Coord::kHalfPixelSymmetric: {  // Resize-19: half_pixel, re-centred for the truncated output length
+      const double adjustment = out_len > 0 ? std::floor(out_len) / out_len : 1.0;
+      const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
     }
     case Coord::kHalfPixel: break;
   }
@@ -382,9 +388,12 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
                   {"align_corners", Coord::kAlignCorners},
                   {"asymmetric", Coord::kAsymmetric},
                   {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
-                  {"tf_crop_and_resize", Coord::kTfCropAndResize}},
+                  {"tf_crop_and_resize", Coord::kTfCropAndResize},
+                  {"half_pixel_symmetric", Coord::kHalfPixelSymmetric}},
                  c.coord))
     return node.Error("coordinate_transformation_mode '" + coord + "' is not supported");
+  if (c.coord == Coord::kHalfPixelSymmetric && node.opset() < 19)
+    return node.Error("coordinate_transformation_mode 'half_pixel_symmetric' exists from Resize-19");
   const std::string round = node.GetString("nearest_mode", "round_prefer_floor");
   if (!ParseEnum(round,
                  {{"round_prefer_floor", NearestRound::kPreferFloor},

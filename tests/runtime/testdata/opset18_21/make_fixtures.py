@@ -190,6 +190,16 @@ def resize18_axes_keep_aspect():
 
 
 @case
+def resize19_half_pixel_symmetric():
+    nodes = [helper.make_node('Resize', ['x', '', 'scales'], ['lin'], mode='linear',
+                              coordinate_transformation_mode='half_pixel_symmetric'),
+             helper.make_node('Resize', ['x', '', '', 'sizes'], ['near'], mode='nearest',
+                              coordinate_transformation_mode='half_pixel_symmetric')]
+    return model(19, nodes, [vi('x', F, [1, 1, 4, 5])], [vi('lin', F, None), vi('near', F, None)],
+                 [const('scales', np.array([1, 1, 1.7, 0.6], np.float32)), const('sizes', np.array([1, 1, 7, 3], np.int64))]), [rand(1, 1, 4, 5)]
+
+
+@case
 def gelu20():
     nodes = [helper.make_node('Gelu', ['x'], ['exact']), helper.make_node('Gelu', ['x'], ['tanh'], approximate='tanh')]
     return model(20, nodes, [vi('x', F, [3, 4])], [vi('exact', F, None), vi('tanh', F, None)]), [rand(3, 4)]
