@@ -1,6 +1,6 @@
 // Handlers for ops libonnx 1.12 has no schema for (added in opsets 18-21), so nothing else
 // infers their outputs: Mish, Gelu-20, GroupNormalization, BitwiseAnd/Or/Xor/Not,
-// CenterCropPad and Col2Im (graph/opset_schema.h lists them).
+// CenterCropPad, Col2Im and DFT-20 (graph/opset_schema.h lists them).
 #include <onnx/onnx_pb.h>
 
 #include "shape_infer/ops/op_util.h"
@@ -66,6 +66,36 @@ Status HandleCol2Im(NodeContext& ctx) {
   return Status::OK();
 }
 
+// DFT (axis as attribute at 17, default 1; as input 2 from 20, default -2): the axis dim becomes dft_length (or its onesided half
+// plus one), the last dim 2.
+Status HandleDft(NodeContext& ctx) {
+  auto in = ctx.InputShape(0);
+  if (!in || in->size() < 2) return Status::OK();
+  const int64_t rank = static_cast<int64_t>(in->size());
+  int64_t axis = ctx.Opset() < 20 ? ctx.AttrInt("axis", 1) : -2;  // DFT-17: an attribute
+  if (ctx.Opset() >= 20 && ctx.HasInput(2)) {
+    auto a = ctx.InputInts(2);
+    if (!a || a->size() != 1) {
+      ctx.SetOutput(0, ctx.InputElemType(0), ctx.NewSymbols(0, in->size()));
+      return Status::OK();
+    }
+    axis = (*a)[0];
+  }
+  auto n = NormalizeAxis(axis, rank);
+  if (!n || *n >= rank - 1) return ctx.Error("DFT axis is not a signal axis");
+  SymShape out = *in;
+  SymDim length = (*in)[static_cast<size_t>(*n)];
+  if (ctx.HasInput(1)) {
+    auto l = ctx.InputExprs(1);
+    length = l && l->size() == 1 ? SymDim((*l)[0]) : SymDim();
+  }
+  if (length && ctx.AttrInt("onesided", 0)) length = sym::FloorDiv(*length, Expr(2)) + 1;
+  out[static_cast<size_t>(*n)] = length ? length : SymDim(ctx.NewSymbol(0, static_cast<size_t>(*n)));
+  out.back() = Expr(2);
+  ctx.SetOutput(0, ctx.InputElemType(0), out);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterOpset18Handlers(HandlerTable& t) {
@@ -73,6 +103,8 @@ void RegisterOpset18Handlers(HandlerTable& t) {
   for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"}) t.Add("", op, HandleBitwiseBinary);
   t.Add("", "CenterCropPad", HandleCenterCropPad);
   t.Add("", "Col2Im", HandleCol2Im);
+  // DFT-17 is libonnx's; from 20 only this handler runs (LibOnnxInfersOp), so it must serve both.
+  t.Add("", "DFT", HandleDft);
 }
 
 }  // namespace nuphar::shape_infer
