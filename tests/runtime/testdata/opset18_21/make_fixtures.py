@@ -200,6 +200,22 @@ def resize19_half_pixel_symmetric():
 
 
 @case
+def dft20_stft17_windows():
+    """torch.stft / torch.fft as exported at opset 20: DFT with axis and dft_length as inputs
+    (onesided, inverse of a complex input), STFT with a Hann window built by HannWindow."""
+    nodes = [helper.make_node('DFT', ['x', 'len', 'axis'], ['spec'], onesided=1),
+             helper.make_node('DFT', ['xc', '', 'axis'], ['back'], inverse=1),
+             helper.make_node('HannWindow', ['wsize'], ['hann']),
+             helper.make_node('HammingWindow', ['wsize'], ['hamming'], periodic=0),
+             helper.make_node('BlackmanWindow', ['wsize'], ['blackman']),
+             helper.make_node('STFT', ['x', 'step', 'hann'], ['stft'], onesided=1)]
+    return model(20, nodes, [vi('x', F, [2, 16, 1]), vi('xc', F, [1, 6, 2])],
+                 [vi(o, F, None) for o in ('spec', 'back', 'hann', 'hamming', 'blackman', 'stft')],
+                 [const('len', np.array(12, np.int64)), const('axis', np.array(1, np.int64)),
+                  const('wsize', np.array(8, np.int64)), const('step', np.array(3, np.int64))]), [rand(2, 16, 1), rand(1, 6, 2)]
+
+
+@case
 def gelu20():
     nodes = [helper.make_node('Gelu', ['x'], ['exact']), helper.make_node('Gelu', ['x'], ['tanh'], approximate='tanh')]
     return model(20, nodes, [vi('x', F, [3, 4])], [vi('exact', F, None), vi('tanh', F, None)]), [rand(3, 4)]
