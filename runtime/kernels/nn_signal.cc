@@ -1,5 +1,6 @@
 // Signal ops of opset 17/20 that speech front ends export (torch.stft, torch.fft): DFT (axis
-// as attribute at 17, as input 2 at 20), STFT, and the Hann/Hamming/Blackman window generators.
+// as attribute at 17, as input 2 at 20), STFT, the Hann/Hamming/Blackman window generators and
+// MelWeightMatrix.
 // Reference kernels: a direct O(n^2) transform in double per output bin, which is exact enough
 // (1e-5 of ONNX Runtime's FFT) for the frame lengths of speech models (<= 2048).
 #include <algorithm>
@@ -195,6 +196,67 @@ Expected<std::unique_ptr<OpKernel>> CreateWindow(const NodeInfo& node) {
   return MakeKernel<WindowKernel>(0.42, 0.5, 0.08, periodic, out);  // BlackmanWindow
 }
 
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters, as the ONNX reference
+// computes them: num_mel_bins + 2 points evenly spaced in mel (step over num_mel_bins + 2),
+// mapped back to Hz and floored to spectrogram bins ((dft_length + 1) * hz // sample_rate).
+class MelWeightMatrixKernel final : public OpKernel {
+ public:
+  explicit MelWeightMatrixKernel(DType out) : out_(out) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t mel_bins, ScalarInt(ctx, 0, "num_mel_bins"));
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t dft_length, ScalarInt(ctx, 1, "dft_length"));
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t sample_rate, ScalarInt(ctx, 2, "sample_rate"));
+    const Tensor* lo = ctx.input(3);
+    const Tensor* hi = ctx.input(4);
+    if (!lo || !hi || lo->size() != 1 || hi->size() != 1) return Diag::Msg("lower/upper_edge_hertz must be scalars");
+    NUPHAR_ASSIGN_OR_RETURN(const std::vector<double> lo_hz, lo->ToDoubleVector());
+    NUPHAR_ASSIGN_OR_RETURN(const std::vector<double> hi_hz, hi->ToDoubleVector());
+    if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0) return Diag::Msg("MelWeightMatrix sizes must be positive");
+    const int64_t spec_bins = dft_length / 2 + 1;
+    const double lo_mel = 2595.0 * std::log10(1.0 + lo_hz[0] / 700.0);
+    const double hi_mel = 2595.0 * std::log10(1.0 + hi_hz[0] / 700.0);
+    const double step = (hi_mel - lo_mel) / static_cast<double>(mel_bins + 2);
+    std::vector<int64_t> bins(static_cast<size_t>(mel_bins + 2));
+    for (int64_t i = 0; i < mel_bins + 2; ++i) {
+      const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
+      bins[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    }
+    std::vector<double> w(static_cast<size_t>(spec_bins * mel_bins), 0.0);
+    auto at = [&](int64_t j, int64_t i) -> double* {
+      return j >= 0 && j < spec_bins ? &w[static_cast<size_t>(j * mel_bins + i)] : nullptr;
+    };
+    for (int64_t i = 0; i < mel_bins; ++i) {
+      const int64_t left = bins[static_cast<size_t>(i)], center = bins[static_cast<size_t>(i) + 1],
+                    right = bins[static_cast<size_t>(i) + 2];
+      if (center == left) {
+        if (double* p = at(center, i)) *p = 1.0;
+      } else {
+        for (int64_t j = left; j <= center; ++j)
+          if (double* p = at(j, i)) *p = static_cast<double>(j - left) / static_cast<double>(center - left);
+      }
+      if (right > center)
+        for (int64_t j = center; j < right; ++j)
+          if (double* p = at(j, i)) *p = static_cast<double>(right - j) / static_cast<double>(right - center);
+    }
+    Tensor* y = ctx.Output(0, out_, std::vector<int64_t>{spec_bins, mel_bins});
+    return DispatchFloating(out_, [&]<class T>() {
+      for (size_t k = 0; k < w.size(); ++k) y->data<T>()[k] = static_cast<T>(w[k]);
+      return Status::OK();
+    });
+  }
+
+ private:
+  DType out_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateMelWeightMatrix(const NodeInfo& node) {
+  const DType out = static_cast<DType>(node.GetInt("output_datatype", static_cast<int64_t>(DType::kFloat)));
+  if (out != DType::kFloat && out != DType::kDouble)
+    return node.Error(std::string("MelWeightMatrix output_datatype ") + DTypeName(out) + " is not supported (float, double)");
+  return MakeKernel<MelWeightMatrixKernel>(out);
+}
+
 }  // namespace
 
 void RegisterSignalKernels(KernelRegistry& r) {
@@ -203,6 +265,7 @@ void RegisterSignalKernels(KernelRegistry& r) {
   r.Add("", "HannWindow", CreateWindow);
   r.Add("", "HammingWindow", CreateWindow);
   r.Add("", "BlackmanWindow", CreateWindow);
+  r.Add("", "MelWeightMatrix", CreateMelWeightMatrix);
 }
 
 }  // namespace nuphar
