@@ -1,6 +1,7 @@
 // Handlers for ops libonnx 1.12 has no schema for (added in opsets 18-21), so nothing else
 // infers their outputs: Mish, Gelu-20, GroupNormalization, BitwiseAnd/Or/Xor/Not,
-// CenterCropPad, Col2Im and DFT-20 (graph/opset_schema.h lists them).
+// CenterCropPad, Col2Im and DFT-20 (graph/opset_schema.h lists them); and STFT-17, whose
+// libonnx 1.12 inference counts one frame too many when (length - frame) % step != 0.
 #include <onnx/onnx_pb.h>
 
 #include "shape_infer/ops/op_util.h"
@@ -96,6 +97,28 @@ Status HandleDft(NodeContext& ctx) {
   return Status::OK();
 }
 
+// STFT: [batch, length, 1|2] -> [batch, floor((length - frame) / step) + 1, bins, 2], frame from
+// input 3 or the window's length, bins = frame / 2 + 1 when onesided (the default).
+Status HandleStft(NodeContext& ctx) {
+  auto in = ctx.InputShape(0);
+  if (!in || in->size() != 3) return Status::OK();
+  auto step = ctx.InputExprs(1);
+  SymDim frame;
+  if (ctx.HasInput(3)) {
+    if (auto f = ctx.InputExprs(3); f && f->size() == 1) frame = (*f)[0];
+  } else if (auto w = ctx.InputShape(2); w && w->size() == 1) {
+    frame = (*w)[0];
+  }
+  SymShape out{(*in)[0], SymDim(), SymDim(), Expr(2)};
+  if (frame && step && step->size() == 1 && (*in)[1])
+    out[1] = GuardOverflow([&] { return sym::FloorDiv(*(*in)[1] - *frame, (*step)[0]) + 1; });
+  if (frame) out[2] = ctx.AttrInt("onesided", 1) ? sym::FloorDiv(*frame, Expr(2)) + 1 : *frame;
+  for (size_t i = 1; i < 3; ++i)
+    if (!out[i]) out[i] = ctx.NewSymbol(0, i);
+  ctx.SetOutput(0, ctx.InputElemType(0), out);
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterOpset18Handlers(HandlerTable& t) {
@@ -105,6 +128,7 @@ void RegisterOpset18Handlers(HandlerTable& t) {
   t.Add("", "Col2Im", HandleCol2Im);
   // DFT-17 is libonnx's; from 20 only this handler runs (LibOnnxInfersOp), so it must serve both.
   t.Add("", "DFT", HandleDft);
+  t.Add("", "STFT", HandleStft);
 }
 
 }  // namespace nuphar::shape_infer

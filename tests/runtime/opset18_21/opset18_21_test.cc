@@ -1,5 +1,5 @@
 // Opset 18-21 through every part (issue 11): each hand-built fixture model shape-infers
-// completely; the opset-18 recurrent model (Split num_outputs, LSTM inside If, ReduceMean with
+// completely, to ONNX Runtime's output shapes; the opset-18 recurrent model (Split num_outputs, LSTM inside If, ReduceMean with
 // axes as input) runs, converts to Scan, shape-infers and quantizes (--only_for_scan), each
 // within 1e-4 of ONNX Runtime 1.20.1; models above opset 21 are refused by name.
 #include <gtest/gtest.h>
@@ -64,6 +64,16 @@ TEST(Opset18To21Test, EveryFixtureModelShapeInfersCompletely) {
     ASSERT_TRUE(result.ok()) << entry.path() << ": " << result.message();
     EXPECT_EQ(result->outcome, InferOutcome::kComplete)
         << entry.path().filename() << ": first incomplete node " << result->first_incomplete_node;
+    // Literal dims of every graph output equal the shape ONNX Runtime produced.
+    for (int k = 0; k < model.graph().output_size(); ++k) {
+      const Tensor want = ReadPb(entry.path().string() + "/test_data_set_0/output_" + std::to_string(k) + ".pb");
+      const auto& dims = model.graph().output(k).type().tensor_type().shape().dim();
+      ASSERT_EQ(dims.size(), static_cast<int>(want.shape().size())) << entry.path().filename() << " output " << k;
+      for (int i = 0; i < dims.size(); ++i)
+        if (dims[i].has_dim_value())
+          EXPECT_EQ(dims[i].dim_value(), want.shape()[static_cast<size_t>(i)])
+              << entry.path().filename() << " output " << k << " dim " << i;
+    }
   }
   EXPECT_GE(cases, 17);
 }
