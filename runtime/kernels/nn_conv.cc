@@ -237,12 +237,19 @@ Expected<std::unique_ptr<OpKernel>> CreateCol2Im(const NodeInfo& node) {
   return MakeKernel<Col2ImKernel>(std::move(attrs));
 }
 
+// DeformConv-19 is refused by name rather than left to the generic "no kernel": ONNX Runtime
+// 1.20's CPU provider has no DeformConv either, so there is no reference to check a kernel against.
+Expected<std::unique_ptr<OpKernel>> CreateDeformConv(const NodeInfo& node) {
+  return node.Error("DeformConv (opset 19) is not supported (ONNX Runtime 1.20's CPU provider has none either)");
+}
+
 }  // namespace
 
 void RegisterConvKernels(KernelRegistry& r) {
   r.Add("", "Conv", CreateConv);
   r.Add("", "ConvTranspose", CreateConvTranspose);
   r.Add("", "Col2Im", CreateCol2Im);
+  r.Add("", "DeformConv", CreateDeformConv);
 }
 
 }  // namespace nuphar
