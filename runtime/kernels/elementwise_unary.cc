@@ -44,9 +44,8 @@ NUPHAR_FLOAT_UNARY(SigmoidOp, C(1) / (C(1) + std::exp(-x)))
 NUPHAR_FLOAT_UNARY(SoftsignOp, x / (C(1) + std::abs(x)))
 // log(1 + e^x) without overflow for large x.
 NUPHAR_FLOAT_UNARY(SoftplusOp, x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
-// Mish-18: x * tanh(softplus(x)), softplus written as above so large |x| neither overflows nor
-// loses the identity mish(x) -> x.
-NUPHAR_FLOAT_UNARY(MishOp, x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x))))
+// Mish-18: x * tanh(softplus(x)), through the overflow-free softplus above.
+NUPHAR_FLOAT_UNARY(MishOp, x * std::tanh(SoftplusOp{}(x)))
 #undef NUPHAR_FLOAT_UNARY
 
 struct BitwiseNotOp {
