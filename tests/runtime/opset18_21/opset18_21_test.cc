@@ -17,6 +17,7 @@
 #include "runtime/core/tensor_proto.h"
 #include "runtime/session.h"
 #include "shape_infer/shape_infer.h"
+#include "tests/modellib/model_builder.h"
 
 namespace nuphar {
 namespace {
@@ -139,6 +140,48 @@ TEST(Opset18To21Test, NewerOpsetIsRefusedByName) {
   Status st = LoadModelFromBytes(bytes.data(), bytes.size(), &reloaded, "m22.onnx");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("m22.onnx"), std::string::npos) << st.message();
+}
+
+// What the runtime does not run is refused at load, naming the node, the op and the reason.
+TEST(Opset18To21Test, UnsupportedFormsAreRefusedByName) {
+  struct Case {
+    const char* op;
+    int opset;
+    std::vector<std::string> inputs;
+    int outputs;
+    std::function<void(onnx::NodeProto&)> attrs;
+    const char* reason;
+  };
+  const std::vector<Case> cases = {
+      {"Split", 18, {"x"}, 2, [](onnx::NodeProto& n) { testing::SetAttr(n, "num_outputs", int64_t{3}); },
+       "num_outputs is 3 but the node has 2 outputs"},
+      {"Split", 17, {"x"}, 2, [](onnx::NodeProto& n) { testing::SetAttr(n, "num_outputs", int64_t{2}); },
+       "attribute 'num_outputs' exists from Split-18"},
+      {"Pad", 18, {"x", "pads"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "mode", std::string("wrap")); },
+       "(from opset 19) wrap"},
+      {"Resize", 18, {"x", "", "scales"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "antialias", int64_t{1}); },
+       "antialias=1 is not supported"},
+      {"DeformConv", 19, {"x", "w", "off"}, 1, [](onnx::NodeProto&) {}, "DeformConv (opset 19) is not supported"},
+      {"QuantizeLinear", 21, {"x", "scale"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "block_size", int64_t{2}); },
+       "block_size"},
+  };
+  for (const Case& c : cases) {
+    onnx::GraphProto g;
+    g.set_name("main");
+    *g.add_input() = testing::MakeValueInfo("x", DType::kFloat, {int64_t{2}, int64_t{4}});
+    for (const char* init : {"pads", "scales", "w", "off", "scale"}) *g.add_input() = testing::MakeValueInfo(init, DType::kFloat, {int64_t{1}});
+    g.mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(DType::kInt64));
+    std::vector<std::string> outs;
+    for (int k = 0; k < c.outputs; ++k) outs.push_back("y" + std::to_string(k));
+    auto& node = testing::AddNode(g, c.op, c.inputs, outs, "the_node");
+    c.attrs(node);
+    for (const auto& o : outs) *g.add_output() = testing::MakeValueInfo(o, DType::kFloat, {});
+    g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+    auto session = Session::CreateFromModel(testing::MakeModel(g, c.opset));
+    ASSERT_FALSE(session.ok()) << c.op << "-" << c.opset;
+    EXPECT_NE(session.message().find("the_node"), std::string::npos) << session.message();
+    EXPECT_NE(session.message().find(c.reason), std::string::npos) << session.message();
+  }
 }
 
 }  // namespace
