@@ -122,7 +122,25 @@ std::optional<Expr> ExactDivide(const Expr& a, const Expr& b) {
   auto q = DividePolynomials(a * ma, r_monic);
   if (!q) return std::nullopt;
   // a / b = (a*Ma / r_monic) / (Ma * content * lead)
-  return Div(Div(*q, ma), content * Expr(lead));
+  const Expr result = Div(Div(*q, ma), content * Expr(lead));
+  // A Paren atom stands for its sum and only ever appears divided (exponent < 0). One that ends
+  // with a positive exponent is multiplied back out, so the canonical form stays expanded:
+  // (b + N) / ((b + N)/(s + 1)) is s + 1, not an opaque "(s + 1)" atom.
+  Expr expanded;
+  for (const auto& [mono, coeff] : result.terms()) {
+    Monomial kept;
+    Expr factor(coeff);
+    for (const auto& [atom, exp] : mono) {
+      const AtomInfo& info = GetAtom(atom);
+      if (exp > 0 && info.kind == AtomKind::kParen) {
+        for (int k = 0; k < exp; ++k) factor = factor * info.args[0];
+      } else {
+        kept.emplace_back(atom, exp);
+      }
+    }
+    expanded = expanded + factor * Expr::FromTerms({{kept, Rational(1)}});
+  }
+  return expanded;
 }
 
 }  // namespace nuphar::sym

@@ -70,6 +70,9 @@ TEST_F(SymTest, DivCancelsCommonPolynomialFactors) {
   EXPECT_EQ(Div(Div(b, s) + 1, b + s).ToString(), "1/s");
   // Monomial content on both sides: (2*b*s**2 + 2*b*s) / (b*s**2 + b*s) == 2.
   EXPECT_EQ(Div(Expr(2) * b * s * s + Expr(2) * b * s, b * s * s + b * s).ToString(), "2");
+  // A divisor holding 1/(s + 1) cancels back to the expanded sum, never an opaque "(s + 1)".
+  EXPECT_EQ(Div(b + N, Div(b + N, s + 1)), s + 1);
+  EXPECT_EQ(Div(b + N, Div(b + N, s + 1)).ToString(), "s + 1");
   // Not exact: the divisor stays one factor.
   EXPECT_EQ(Div(s, s + 1).ToString(), "s/(s + 1)");
   EXPECT_EQ(Div(s * s + 1, s + 1).ToString(), "s**2/(s + 1) + 1/(s + 1)");
