@@ -216,6 +216,15 @@ def dft20_stft17_windows():
 
 
 @case
+def reduce20_bool():
+    nodes = [helper.make_node('ReduceMax', ['x', 'axes'], ['any'], keepdims=0),
+             helper.make_node('ReduceMin', ['x', 'axes'], ['all'], keepdims=1)]
+    x = np.array([[[1, 0, 0], [0, 0, 0]], [[1, 1, 1], [0, 1, 1]]], bool)
+    return model(20, nodes, [vi('x', TensorProto.BOOL, [2, 2, 3])], [vi('any', TensorProto.BOOL, None), vi('all', TensorProto.BOOL, None)],
+                 [const('axes', np.array([2], np.int64))]), [x]
+
+
+@case
 def gelu20():
     nodes = [helper.make_node('Gelu', ['x'], ['exact']), helper.make_node('Gelu', ['x'], ['tanh'], approximate='tanh')]
     return model(20, nodes, [vi('x', F, [3, 4])], [vi('exact', F, None), vi('tanh', F, None)]), [rand(3, 4)]
