@@ -1,7 +1,6 @@
 // Opset-aware node forms and the opset/IR-version raise (graph/opset_emit.h).
 #include "graph/opset_emit.h"
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include "graph/graph_view.h"
@@ -93,7 +92,9 @@ int64_t IrVersionForOpset(int64_t opset) {
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;
-  return 8;
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;  // ONNX 1.14 / 1.15
+  return 10;                  // opset 21: ONNX 1.16
 }
 
 Expected<int64_t> EnsureOpset(onnx::ModelProto& model, int64_t min_opset) {
