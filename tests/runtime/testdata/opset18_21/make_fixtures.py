@@ -151,7 +151,9 @@ def lppool18_dilations():
 def averagepool19_dilations():
     n = helper.make_node('AveragePool', ['x'], ['y'], kernel_shape=[2, 2], dilations=[2, 2], pads=[1, 1, 1, 1],
                          count_include_pad=0)
-    return model(19, [n], [vi('x', F, [1, 2, 5, 6])], [vi('y', F, None)]), [rand(1, 2, 5, 6)]
+    n2 = helper.make_node('AveragePool', ['x'], ['y2'], kernel_shape=[3, 2], dilations=[1, 2], strides=[2, 2],
+                          pads=[1, 0, 1, 1], count_include_pad=1, ceil_mode=1)
+    return model(19, [n, n2], [vi('x', F, [1, 2, 5, 6])], [vi('y', F, None), vi('y2', F, None)]), [rand(1, 2, 5, 6)]
 
 
 @case
