@@ -1,5 +1,5 @@
-// Resize (opset 10, 11, 13, 18 axes and keep_aspect_ratio_policy, 19 half_pixel_symmetric;
-// antialias refused) and
+// Resize (opset 10, 11, 13, 18 axes, keep_aspect_ratio_policy and antialias, 19
+// half_pixel_symmetric) and
 // Upsample (opset 7 scales attribute, 9 scales input).
 //
 // # How an output coordinate finds its inputs
@@ -35,6 +35,7 @@ struct ResizeConfig {
   Coord coord = Coord::kHalfPixel;
   NearestRound round = NearestRound::kPreferFloor;
   bool exclude_outside = false;
+  bool antialias = false;  // Resize-18: linear/cubic filters widened by 1/scale when downsampling
   double extrapolation = 0.0;
   double cubic_a = -0.75;
 };
@@ -96,8 +97,54 @@ void CubicCoefficients(double r, double a, double* w) {
   w[3] = far(2 - r);
 }
 
+// Resize-18 antialias, as ONNX Runtime (after Pillow): the linear (support 2) or cubic (support 4)
+// filter is stretched by 1/scale when downsampling, so each output averages every input its
+// footprint covers; taps are [floor(center - support + 1/2), floor(center + support + 1/2)) with
+// center = x + 1/2, normalized to sum 1. Taps past the edges fold onto the edge (the index clamp
+// below) unless exclude_outside drops them.
+DimTaps BuildAntialiasTaps(const ResizeConfig& c, int64_t in, int64_t out, double scale, double out_len,
+                           double roi_start, double roi_end) {
+  const double support_size = c.interp == Interp::kLinear ? 2.0 : 4.0;
+  const double stretch = 1.0 / scale;  // input pixels per output pixel
+  const double support = stretch >= 1 ? support_size / 2 * stretch : support_size / 2;
+  const double inv = stretch >= 1 ? 1.0 / stretch : 1.0;
+  auto filter = [&](double x) {
+    x = std::abs(x);
+    if (c.interp == Interp::kLinear) return x < 1 ? 1 - x : 0.0;
+    const double a = c.cubic_a;
+    if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+  };
+  DimTaps t;
+  t.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
+  t.index.assign(static_cast<size_t>(out * t.taps), 0);
+  t.weight.assign(static_cast<size_t>(out * t.taps), 0.0);
+  t.outside.assign(static_cast<size_t>(out), 0);
+  t.identity = false;
+  for (int64_t o = 0; o < out; ++o) {
+    const double center =
+        0.5 + (scale == 1 ? static_cast<double>(o) : OriginalCoordinate(c, o, scale, out_len, in, roi_start, roi_end));
+    int64_t lo = static_cast<int64_t>(std::floor(center - support + 0.5));
+    int64_t hi = static_cast<int64_t>(std::floor(center + support + 0.5));
+    if (c.exclude_outside) lo = std::max<int64_t>(lo, 0), hi = std::min(hi, in);
+    int64_t* idx = &t.index[static_cast<size_t>(o * t.taps)];
+    double* w = &t.weight[static_cast<size_t>(o * t.taps)];
+    double total = 0;
+    for (int64_t j = lo; j < hi && j - lo < t.taps; ++j) {
+      idx[j - lo] = std::clamp(j, int64_t{0}, in - 1);
+      w[j - lo] = filter((static_cast<double>(j) - center + 0.5) * inv);
+      total += w[j - lo];
+    }
+    if (total != 0)
+      for (int k = 0; k < t.taps; ++k) w[k] /= total;
+  }
+  return t;
+}
+
 DimTaps BuildTaps(const ResizeConfig& c, int64_t in, int64_t out, double scale, double out_len, double roi_start,
                   double roi_end) {
+  if (c.antialias && c.interp != Interp::kNearest) return BuildAntialiasTaps(c, in, out, scale, out_len, roi_start, roi_end);
   DimTaps t;
   t.taps = c.interp == Interp::kNearest ? 1 : c.interp == Interp::kLinear ? 2 : 4;
   const size_t n = static_cast<size_t>(out) * static_cast<size_t>(t.taps);
@@ -403,7 +450,9 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
                  c.round))
     return node.Error("nearest_mode '" + round + "' is not supported");
   // Resize-18's attributes at their defaults (exporters write them out) mean plain Resize-13.
-  if (node.GetInt("antialias", 0) != 0) return node.Error("Resize-18 antialias=1 is not supported");
+  c.antialias = node.GetInt("antialias", 0) != 0;
+  if (c.antialias && c.coord == Coord::kTfCropAndResize)
+    return node.Error("Resize-18 antialias with tf_crop_and_resize is not supported");
   in.axes = node.GetInts("axes");
   const std::string aspect = node.GetString("keep_aspect_ratio_policy", "stretch");
   if (aspect == "not_larger") in.aspect = ResizeInputs::Aspect::kNotLarger;

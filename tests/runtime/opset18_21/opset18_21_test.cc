@@ -159,8 +159,12 @@ TEST(Opset18To21Test, UnsupportedFormsAreRefusedByName) {
        "attribute 'num_outputs' exists from Split-18"},
       {"Pad", 18, {"x", "pads"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "mode", std::string("wrap")); },
        "(from opset 19) wrap"},
-      {"Resize", 18, {"x", "", "scales"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "antialias", int64_t{1}); },
-       "antialias=1 is not supported"},
+      {"Resize", 18, {"x", "", "scales"}, 1,
+       [](onnx::NodeProto& n) {
+         testing::SetAttr(n, "antialias", int64_t{1});
+         testing::SetAttr(n, "coordinate_transformation_mode", std::string("tf_crop_and_resize"));
+       },
+       "antialias with tf_crop_and_resize is not supported"},
       {"DeformConv", 19, {"x", "w", "off"}, 1, [](onnx::NodeProto&) {}, "DeformConv (opset 19) is not supported"},
       {"QuantizeLinear", 21, {"x", "scale"}, 1, [](onnx::NodeProto& n) { testing::SetAttr(n, "block_size", int64_t{2}); },
        "block_size"},

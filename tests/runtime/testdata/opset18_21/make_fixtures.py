@@ -192,6 +192,19 @@ def resize18_axes_keep_aspect():
 
 
 @case
+def resize18_antialias():
+    nodes = [helper.make_node('Resize', ['x', '', 'down'], ['lin'], mode='linear', antialias=1),
+             helper.make_node('Resize', ['x', '', '', 'sizes'], ['cub'], mode='cubic', antialias=1),
+             helper.make_node('Resize', ['x', '', '', 'sizes'], ['cub_excl'], mode='cubic', antialias=1,
+                              exclude_outside=1, cubic_coeff_a=-0.5),
+             helper.make_node('Resize', ['x', '', 'up'], ['lin_up'], mode='linear', antialias=1,
+                              coordinate_transformation_mode='pytorch_half_pixel')]
+    return model(18, nodes, [vi('x', F, [1, 2, 8, 9])], [vi(o, F, None) for o in ('lin', 'cub', 'cub_excl', 'lin_up')],
+                 [const('down', np.array([1, 1, 0.6, 0.45], np.float32)), const('sizes', np.array([1, 2, 3, 4], np.int64)),
+                  const('up', np.array([1, 1, 1.5, 0.8], np.float32))]), [rand(1, 2, 8, 9)]
+
+
+@case
 def resize19_half_pixel_symmetric():
     nodes = [helper.make_node('Resize', ['x', '', 'scales'], ['lin'], mode='linear',
                               coordinate_transformation_mode='half_pixel_symmetric'),
