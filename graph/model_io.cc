@@ -16,6 +16,8 @@
 #include <functional>
 #include <sstream>
 
+#include "graph/opset_schema.h"
+
 namespace nuphar {
 namespace {
 
@@ -68,7 +70,7 @@ Status CheckParsedModel(bool parsed, const onnx::ModelProto& model, const std::s
   if (!parsed) return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
   if (!model.has_graph()) return Diag::File(origin, "not an ONNX model: the ModelProto has no graph");
   if (model.ir_version() <= 0) return Diag::File(origin, "not an ONNX model: ir_version is missing");
-  return Status::OK();
+  return CheckOpsetKnown(model, origin);
 }
 
 Status ParseModel(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {

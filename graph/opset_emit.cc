@@ -1,11 +1,11 @@
 // Opset-aware node forms and the opset/IR-version raise (graph/opset_emit.h).
 #include "graph/opset_emit.h"
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
+#include "graph/opset_schema.h"
 
 namespace nuphar {
 
@@ -92,7 +92,9 @@ int64_t IrVersionForOpset(int64_t opset) {
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;
-  return 8;
+  if (opset <= 18) return 8;
+  if (opset <= 20) return 9;  // ONNX 1.14 / 1.15
+  return 10;                  // opset 21: ONNX 1.16
 }
 
 Expected<int64_t> EnsureOpset(onnx::ModelProto& model, int64_t min_opset) {
@@ -105,9 +107,10 @@ Expected<int64_t> EnsureOpset(onnx::ModelProto& model, int64_t min_opset) {
     ForEachScope(model, [&](const GraphScope& scope) {
       for (const auto& n : scope.graph->node()) {
         if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
-        const auto* before = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(old_opset), "");
-        const auto* after = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(new_opset), "");
-        if (before && after && before->since_version() != after->since_version()) {
+        // OpSinceVersion also knows opsets 18-21, where libonnx 1.12 has no schemas.
+        const int before = OpSinceVersion(n.op_type(), static_cast<int>(old_opset));
+        const int after = OpSinceVersion(n.op_type(), static_cast<int>(new_opset));
+        if (before > 0 && after > 0 && before != after) {
           if (!changed.empty()) changed += ", ";
           changed += "'" + n.name() + "' (" + n.op_type() + ")";
         }

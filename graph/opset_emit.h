@@ -41,7 +41,7 @@ std::string EmitReduceSum(NodeBuilder& b, const std::string& x, const std::vecto
 /// Version of `domain` ("" = default ONNX domain; "ai.onnx" counts as default) in the model, 0 if absent.
 int64_t GetOpset(const onnx::ModelProto& model, const std::string& domain = "");
 
-/// The IR version released with `opset` (9 -> 4, 10 -> 5, 11 -> 6, 12..14 -> 7, 15..17 -> 8, 18+ -> 8).
+/// The IR version released with `opset` (9 -> 4, 10 -> 5, 11 -> 6, 12..14 -> 7, 15..18 -> 8, 19..20 -> 9, 21 -> 10).
 int64_t IrVersionForOpset(int64_t opset);
 
 /// Raises the default-domain opset to at least `min_opset` (adding an entry with domain "" if

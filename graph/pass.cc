@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "graph/opset_emit.h"
+#include "graph/opset_schema.h"
 
 namespace nuphar {
 
@@ -24,20 +25,30 @@ class Walker {
   }
 
   Status CheckArity(const onnx::NodeProto& node) const {
-    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
-    if (schema == nullptr) return Status::OK();
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return Status::OK();
+    int min_in, max_in, min_out, max_out, since;
+    if (const OpSignature* row = FindNewerSignature(node.op_type(), static_cast<int>(opset_))) {
+      // libonnx 1.12 stops at opset 17; its older schema would refuse e.g. ReduceMax-18's axes input.
+      min_in = row->min_inputs, max_in = row->max_inputs, min_out = row->min_outputs, max_out = row->max_outputs;
+      since = row->since_version;
+    } else {
+      const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+      if (schema == nullptr) return Status::OK();
+      min_in = schema->min_input(), max_in = schema->max_input(), min_out = schema->min_output(), max_out = schema->max_output();
+      since = schema->since_version();
+    }
+    if (max_in == kVariadic) max_in = std::numeric_limits<int>::max();
+    if (max_out == kVariadic) max_out = std::numeric_limits<int>::max();
     auto range = [](int lo, int hi) {
       return hi == std::numeric_limits<int>::max() ? std::to_string(lo) + " or more"
                                                    : (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi));
     };
-    if (node.input_size() < schema->min_input() || node.input_size() > schema->max_input())
+    if (node.input_size() < min_in || node.input_size() > max_in)
       return Diag::Node(node, "has " + std::to_string(node.input_size()) + " inputs; " + node.op_type() + "-" +
-                                  std::to_string(schema->since_version()) + " takes " +
-                                  range(schema->min_input(), schema->max_input()));
-    if (node.output_size() < schema->min_output() || node.output_size() > schema->max_output())
+                                  std::to_string(since) + " takes " + range(min_in, max_in));
+    if (node.output_size() < min_out || node.output_size() > max_out)
       return Diag::Node(node, "has " + std::to_string(node.output_size()) + " outputs; " + node.op_type() + "-" +
-                                  std::to_string(schema->since_version()) + " gives " +
-                                  range(schema->min_output(), schema->max_output()));
+                                  std::to_string(since) + " gives " + range(min_out, max_out));
     return Status::OK();
   }
 

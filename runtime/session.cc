@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "graph/model_io.h"
+#include "graph/opset_schema.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
@@ -180,6 +181,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   model_->pool = thread_pool_.get();
   NUPHAR_ASSIGN_OR_RETURN(const long long min_work, settings_->GetInt("nuphar_parallel_min_workloads", 0));
   model_->parallel_min_work = min_work;
+  NUPHAR_RETURN_IF_ERROR(CheckOpsetKnown(model_in, origin));
   for (const auto& op : model_in.opset_import())
     model_->opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = static_cast<int>(op.version());
   if (!model_->opsets.count("")) {

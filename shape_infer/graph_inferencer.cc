@@ -8,6 +8,7 @@
 #include <iostream>
 #include <unordered_set>
 
+#include "graph/opset_schema.h"
 #include "shape_infer/ops/node_context.h"
 #include "shape_infer/ops/registry.h"
 
@@ -198,7 +199,11 @@ Status GraphInferencer::InferNode(size_t node_index) {
     }
   }
 
-  if (!SkipsOnnxInference(domain, node.op_type())) RunOnnxInference(node);
+  // libonnx 1.12 has no schema for an op version above 17 whose signature changed (Split-18,
+  // Reduce*-18, Pad-18, Mish, ...): its older schema would infer the wrong shape, so only the
+  // handlers run (graph/opset_schema.h).
+  const bool libonnx_knows = !domain.empty() || LibOnnxInfersOp(node.op_type(), root_->Opset(""));
+  if (libonnx_knows && !SkipsOnnxInference(domain, node.op_type())) RunOnnxInference(node);
   OpHandler handler = FindHandler(domain, node.op_type());
   if (handler) {
     Status st;

@@ -4,6 +4,9 @@
 //   auto_pad SAME_*: out = ceiling(d / stride)
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "shape_infer/ops/op_util.h"
 #include "shape_infer/ops/registry.h"
 
@@ -100,7 +103,29 @@ Status HandleResize(NodeContext& ctx) {
   }
   SymShape out = *x;
   const bool crop = ctx.AttrString("coordinate_transformation_mode", "") == "tf_crop_and_resize";
-  if (sizes && sizes->size() == axes.size()) {
+  // Resize-18 keep_aspect_ratio_policy not_larger / not_smaller scales the listed dims by one
+  // common factor, min or max of sizes / dims: computed when all are literals, else fresh symbols.
+  const bool keep_aspect = ctx.AttrString("keep_aspect_ratio_policy", "stretch") != "stretch";
+  if (sizes && sizes->size() == axes.size() && keep_aspect) {
+    // With literal dims and sizes the common scale is known: dims become round(scale * d).
+    std::optional<double> common;
+    const bool not_larger = ctx.AttrString("keep_aspect_ratio_policy", "") == "not_larger";
+    for (size_t k = 0; k < axes.size(); ++k) {
+      auto d = out[axes[k]] ? out[axes[k]]->AsInt() : std::nullopt;
+      auto z = (*sizes)[k].AsInt();
+      if (!d || !z || *d <= 0) {
+        common.reset();
+        break;
+      }
+      const double r = static_cast<double>(*z) / static_cast<double>(*d);
+      common = !common ? r : (not_larger ? std::min(*common, r) : std::max(*common, r));
+    }
+    for (size_t k = 0; k < axes.size(); ++k) {
+      auto d = out[axes[k]] ? out[axes[k]]->AsInt() : std::nullopt;
+      out[axes[k]] = common && d ? SymDim(Expr(static_cast<int64_t>(std::round(*common * static_cast<double>(*d)))))
+                                 : SymDim(ctx.NewSymbol(0, axes[k]));
+    }
+  } else if (sizes && sizes->size() == axes.size()) {
     for (size_t k = 0; k < axes.size(); ++k) out[axes[k]] = (*sizes)[k];
   } else if (scales && scales->size() == axes.size()) {
     for (size_t k = 0; k < axes.size(); ++k) {
@@ -123,6 +148,7 @@ void RegisterConvPoolHandlers(HandlerTable& t) {
   t.Add("", "Conv", HandleConv);
   t.Add("", "MaxPool", HandlePool);
   t.Add("", "AveragePool", HandlePool);
+  t.Add("", "LpPool", HandlePool);
   t.Add("", "Resize", HandleResize);
   t.Add("", "Upsample", HandleResize);
 }

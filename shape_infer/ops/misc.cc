@@ -272,12 +272,13 @@ void RegisterMiscHandlers(HandlerTable& t) {
   t.Add("", "Compress", HandleCompress);
   t.Add("", "OneHot", HandleOneHot);
   t.Add("", "TopK", HandleTopK);
-  t.Add("", "ReduceProd", HandleReduce);
-  t.Add("", "ReduceSum", HandleReduce);
-  t.Add("", "ReduceMean", HandleReduce);
+  // Every reduction: from opset 18 their axes are input 1, which libonnx 1.12 does not know.
+  for (const char* op : {"ReduceProd", "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+                         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    t.Add("", op, HandleReduce);
   t.Add("", "BatchNormalization", HandleBatchNormalization);
   t.Add("", "SoftmaxCrossEntropyLoss", HandleSoftmaxCrossEntropyLoss);
-  for (const char* op : {"ScatterElements", "CumSum", "Round"}) t.Add("", op, HandleSameAsInput0);
+  for (const char* op : {"ScatterElements", "ScatterND", "CumSum", "Round"}) t.Add("", op, HandleSameAsInput0);
   t.Add("", "QuantizeLinear", HandleQuantizeLinear);
   t.Add("", "DequantizeLinear", HandleDequantizeLinear);
   t.Add("com.microsoft", "QuantizeLinear", HandleQuantizeLinear);

@@ -36,6 +36,7 @@ const HandlerTable& Handlers() {
     RegisterMiscHandlers(*t);
     RegisterControlFlowHandlers(*t);
     RegisterContribHandlers(*t);
+    RegisterOpset18Handlers(*t);
     return t;
   }();
   return *table;

@@ -29,6 +29,7 @@ void RegisterMatMulHandlers(HandlerTable& t);
 void RegisterMiscHandlers(HandlerTable& t);
 void RegisterControlFlowHandlers(HandlerTable& t);
 void RegisterContribHandlers(HandlerTable& t);
+void RegisterOpset18Handlers(HandlerTable& t);
 
 class HandlerTable {
  public:

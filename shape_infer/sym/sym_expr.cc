@@ -214,7 +214,13 @@ Expr Div(const Expr& a, const Expr& b) {
     for (const auto& [atom, exp] : mono) inv.emplace_back(atom, -exp);
     return a * Expr::FromTerms({{inv, Rational(1) / coeff}});
   }
-  // Division by a sum: keep the sum as one factor (rare in shapes; prints as "a/(s + 1)").
+  // Division by a sum: cancel it when it divides a exactly (poly_divide.cc); an overflow
+  // while trying only means "not cancelled". Otherwise keep the sum as one factor (prints as
+  // "a/(s + 1)").
+  try {
+    if (auto q = ExactDivide(a, b)) return *q;
+  } catch (const SymOverflow&) {
+  }
   AtomInfo info{AtomKind::kParen, "", false, {b}};
   return a * Expr::FromAtom(InternAtom(std::move(info)), -1);
 }

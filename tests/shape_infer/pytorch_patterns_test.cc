@@ -51,6 +51,33 @@ TEST(PyTorchPatterns, PadWithPadsThroughReshapeSliceTranspose) {
   EXPECT_EQ(ShapeStr(b.graph(), "y"), "1,1,s + 5");
 }
 
+// Paddle's CRNN neck (issue 11): a [D0, 96, 1, W'] feature map, W' = X + 1 after two stride-2
+// windows (here X = floor(floor(W/2 - 3/2)/2)), is reshaped to [d0, w, -1] with d0 and w read
+// from its Shape. The -1 is 96*D0*(X + 1) / (D0*(X + 1)): the sum factor must cancel to 96
+// (the issue's model printed floor(96*D0*X/(D0*X + D0) + 96*D0/(D0*X + D0))).
+TEST(PyTorchPatterns, ReshapeMinusOneCancelsCommonPolynomialFactors) {
+  ModelBuilder b(13);
+  b.Input("x", kFloat, {"D0", "96", "1", "W"});
+  b.InitInt64("i0", {}, {0}).InitInt64("i3", {}, {3}).InitInt64("minus1", {1}, {-1}).InitInt64("ax0", {1}, {0});
+  for (const char* pool : {"p1", "p2"}) {
+    auto& n = b.Node("MaxPool", {std::string(pool) == "p1" ? "x" : "p1"}, {pool});
+    AttrInts(n, "kernel_shape", {1, 3});
+    AttrInts(n, "strides", {1, 2});
+    if (std::string(pool) == "p2") AttrInts(n, "pads", {0, 1, 0, 1});  // keeps W' a sum: X + 1
+  }
+  b.Node("Shape", {"p2"}, {"shape"});
+  b.Node("Gather", {"shape", "i0"}, {"d0"});
+  b.Node("Gather", {"shape", "i3"}, {"w"});
+  b.Node("Unsqueeze", {"d0", "ax0"}, {"d0v"});
+  b.Node("Unsqueeze", {"w", "ax0"}, {"wv"});
+  AttrInt(b.Node("Concat", {"d0v", "wv", "minus1"}, {"target"}), "axis", 0);
+  b.Node("Reshape", {"p2", "target"}, {"y"});
+  b.Output("y");
+  EXPECT_EQ(MustInfer(b.model()).outcome, InferOutcome::kComplete);
+  EXPECT_EQ(ShapeStr(b.graph(), "p2"), "D0,96,1,floor(floor(W/2 - 3/2)/2) + 1");
+  EXPECT_EQ(ShapeStr(b.graph(), "y"), "D0,floor(floor(W/2 - 3/2)/2) + 1,96");
+}
+
 // cond = Equal(dim, 1) on x3 = [b, s, 1]; then: Squeeze(x3, -1) = [b, s]; else: Identity(x3).
 ModelBuilder SqueezeIfLastDimIsOne(bool computed_dim) {
   ModelBuilder b(13);

@@ -91,6 +91,19 @@ TEST(SharedModels, SileroV31InfersThroughThePadConvPrologue) {
   EXPECT_EQ(DimsOf(m.graph(), "162"), "1,258,floor(sequence/64) + 1");
 }
 
+// Issue 11: the Paddle CRNN (PP-OCRv4 recognizer). Reshape -1 divides by products of symbolic
+// dims; no dim may keep a division by a sum ("/(D0*X + D0)"): common factors cancel.
+TEST(SharedModels, PaddleOcrReshapesCancelCommonFactors) {
+  if (!fs::exists(ModelPath("ch_PP-OCRv4_rec_infer.onnx"))) GTEST_SKIP() << "missing ch_PP-OCRv4_rec_infer.onnx";
+  onnx::ModelProto m = Infer("ch_PP-OCRv4_rec_infer.onnx", /*to_scan=*/false);
+  const std::string w = "floor(floor(floor(p2o.DynamicDimension.1/2 - 1/2)/2)/2 - 1/2) + 1";
+  EXPECT_EQ(DimsOf(m.graph(), "flatten_14.tmp_0"), "p2o.DynamicDimension.0,120," + w);
+  EXPECT_EQ(DimsOf(m.graph(), "reshape2_26.tmp_0"), "p2o.DynamicDimension.0," + w + ",120");
+  for (const auto& vi : m.graph().value_info())
+    for (const auto& d : vi.type().tensor_type().shape().dim())
+      EXPECT_EQ(d.dim_param().find("/("), std::string::npos) << vi.name() << ": " << d.dim_param();
+}
+
 class SharedModelsAfterToScan : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SharedModelsAfterToScan, EveryValueHasACompleteShape) {

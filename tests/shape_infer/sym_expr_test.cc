@@ -56,6 +56,29 @@ TEST_F(SymTest, PrintsProducts) {
   EXPECT_EQ((-Mod(s, 3)).ToString(), "-Mod(s, 3)");
 }
 
+// Div cancels a sum that divides the dividend exactly (sympy's cancel): the Reshape -1 of a
+// Paddle CRNN divides 96*D0*(X + 1) by D0*(X + 1) with X a floor atom (issue 11).
+TEST_F(SymTest, DivCancelsCommonPolynomialFactors) {
+  const Expr W = P("W");
+  const Expr X = FloorDiv(FloorDiv(W - 1, 2) - 1, 2);
+  ASSERT_EQ(X.ToString(), "floor(floor(W/2 - 1/2)/2 - 1/2)");
+  EXPECT_EQ(FloorDiv(Expr(96) * b * X + Expr(96) * b, b * X + b).ToString(), "96");
+  EXPECT_EQ(Div((s + 1) * (s + 1), s + 1).ToString(), "s + 1");
+  EXPECT_EQ(Div(s * s - 1, s - 1).ToString(), "s + 1");
+  EXPECT_EQ(Div((b + s) * (b - s + 2) * 3, Expr(6) * b + Expr(6) * s).ToString(), "b/2 - s/2 + 1");
+  // Laurent terms: (b/s + 1) / (b + s) == 1/s.
+  EXPECT_EQ(Div(Div(b, s) + 1, b + s).ToString(), "1/s");
+  // Monomial content on both sides: (2*b*s**2 + 2*b*s) / (b*s**2 + b*s) == 2.
+  EXPECT_EQ(Div(Expr(2) * b * s * s + Expr(2) * b * s, b * s * s + b * s).ToString(), "2");
+  // A divisor holding 1/(s + 1) cancels back to the expanded sum, never an opaque "(s + 1)".
+  EXPECT_EQ(Div(b + N, Div(b + N, s + 1)), s + 1);
+  EXPECT_EQ(Div(b + N, Div(b + N, s + 1)).ToString(), "s + 1");
+  // Not exact: the divisor stays one factor.
+  EXPECT_EQ(Div(s, s + 1).ToString(), "s/(s + 1)");
+  EXPECT_EQ(Div(s * s + 1, s + 1).ToString(), "s**2/(s + 1) + 1/(s + 1)");
+  EXPECT_EQ(Div(Expr(3) * b, b * s + b).ToString(), "3*b/(b*s + b)");
+}
+
 TEST_F(SymTest, ExpandsProductsOfSumsS1) {
   EXPECT_EQ(((s + 1) * (s + 1)).ToString(), "s**2 + 2*s + 1");
   EXPECT_EQ(((s + 1) * b).ToString(), "b*s + b");

@@ -1,8 +1,10 @@
 // Unary ops with attributes: HardSigmoid HardSwish LeakyRelu Elu Selu Celu ThresholdedRelu
-// Shrink, and Clip (bounds as attributes before opset 11, as optional scalar inputs from 11).
+// Shrink, Gelu-20 (exact or tanh approximation), and Clip (bounds as attributes before opset 11,
+// as optional scalar inputs from 11).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "runtime/kernels/elementwise/elementwise_common.h"
 
@@ -54,6 +56,18 @@ struct ShrinkOp {
     if (v < -lambd) return static_cast<C>(v + bias);
     if (v > lambd) return static_cast<C>(v - bias);
     return C(0);
+  }
+};
+
+struct GeluOp {
+  bool tanh_approx;
+  template <class C>
+  C operator()(C x) const {
+    if (tanh_approx) {
+      const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+    }
+    return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));
   }
 };
 
@@ -134,6 +148,13 @@ Expected<std::unique_ptr<OpKernel>> CreateClip(const NodeInfo& node) {
                                 node.GetFloat("max", std::numeric_limits<float>::max()));
 }
 
+Expected<std::unique_ptr<OpKernel>> CreateGelu(const NodeInfo& node) {
+  const std::string approximate = node.GetString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return node.Error("Gelu approximate must be 'none' or 'tanh', not '" + approximate + "'");
+  return MakeUnary<kFloatTypes>(node, GeluOp{approximate == "tanh"});
+}
+
 }  // namespace
 
 void RegisterActivationKernels(KernelRegistry& r) {
@@ -146,6 +167,7 @@ void RegisterActivationKernels(KernelRegistry& r) {
   r.Add("", "ThresholdedRelu", CreateThresholdedRelu);
   r.Add("", "Shrink", CreateShrink);
   r.Add("", "Clip", CreateClip);
+  r.Add("", "Gelu", CreateGelu);
 }
 
 }  // namespace nuphar::ew

@@ -1,5 +1,6 @@
 // Broadcasting binary ops: arithmetic (Add Sub Mul Div Mod Pow PRelu), comparisons
-// (Equal Greater GreaterOrEqual Less LessOrEqual), logic (And Or Xor) and BitShift.
+// (Equal Greater GreaterOrEqual Less LessOrEqual), logic (And Or Xor), BitShift and the
+// opset-18 BitwiseAnd/Or/Xor.
 //
 // Opset < 7 binary ops broadcast only B onto A, with `broadcast=1` and an optional `axis`
 // that aligns B's dims at A's dim `axis` instead of at the end; that becomes a reshape of B.
@@ -81,6 +82,9 @@ struct LessOrEqualOp { template <class C> bool operator()(C a, C b) const { retu
 struct AndOp { bool operator()(bool a, bool b) const { return a && b; } };
 struct OrOp { bool operator()(bool a, bool b) const { return a || b; } };
 struct XorOp { bool operator()(bool a, bool b) const { return a != b; } };
+struct BitwiseAndOp { template <class C> C operator()(C a, C b) const { return static_cast<C>(a & b); } };
+struct BitwiseOrOp { template <class C> C operator()(C a, C b) const { return static_cast<C>(a | b); } };
+struct BitwiseXorOp { template <class C> C operator()(C a, C b) const { return static_cast<C>(a ^ b); } };
 
 /// Shifts by at least the bit width give 0 (C++ leaves them undefined).
 struct BitShiftOp {
@@ -271,6 +275,9 @@ void RegisterBinaryKernels(KernelRegistry& r) {
   r.Add("", "And", CreateSimple<AndOp, kBoolType, true>);
   r.Add("", "Or", CreateSimple<OrOp, kBoolType, true>);
   r.Add("", "Xor", CreateSimple<XorOp, kBoolType, true>);
+  r.Add("", "BitwiseAnd", CreateSimple<BitwiseAndOp, kIntTypes>);
+  r.Add("", "BitwiseOr", CreateSimple<BitwiseOrOp, kIntTypes>);
+  r.Add("", "BitwiseXor", CreateSimple<BitwiseXorOp, kIntTypes>);
 }
 
 }  // namespace nuphar::ew

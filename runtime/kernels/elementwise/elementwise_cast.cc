@@ -84,7 +84,7 @@ class CastKernel final : public OpKernel {
 
 Status CheckCastType(const NodeInfo& node, DType t, const char* role) {
   if (t == DType::kUndefined || InSet(kCastTypes, t)) return Status::OK();
-  return node.Error(std::string("Cast ") + role + " " + DTypeName(t) + " is not supported (strings and bfloat16 are refused)");
+  return node.Error(std::string("Cast ") + role + " " + DTypeName(t) + " is not supported (strings, bfloat16 and the opset 19-21 float8 / int4 types are refused)");
 }
 
 Expected<std::unique_ptr<OpKernel>> CreateCast(const NodeInfo& node) {

@@ -1,5 +1,6 @@
 // Attribute-free unary ops: Abs Neg Reciprocal Sqrt Exp Log Floor Ceil Round Sign Erf, the
-// trigonometric and hyperbolic functions, Sigmoid Tanh Relu Softsign Softplus, IsNaN Not.
+// trigonometric and hyperbolic functions, Sigmoid Tanh Relu Softsign Softplus, IsNaN Not, and
+// the opset-18 additions Mish and BitwiseNot.
 //
 // Float math is std:: math in the element's own precision (float for float and float16),
 // matching ONNX Runtime's CPU kernels within the conformance tolerances; float32 Sigmoid and Tanh
@@ -43,7 +44,14 @@ NUPHAR_FLOAT_UNARY(SigmoidOp, C(1) / (C(1) + std::exp(-x)))
 NUPHAR_FLOAT_UNARY(SoftsignOp, x / (C(1) + std::abs(x)))
 // log(1 + e^x) without overflow for large x.
 NUPHAR_FLOAT_UNARY(SoftplusOp, x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
+// Mish-18: x * tanh(softplus(x)), through the overflow-free softplus above.
+NUPHAR_FLOAT_UNARY(MishOp, x * std::tanh(SoftplusOp{}(x)))
 #undef NUPHAR_FLOAT_UNARY
+
+struct BitwiseNotOp {
+  template <class C>
+  C operator()(C x) const { return static_cast<C>(~x); }
+};
 
 struct AbsOp {
   template <class C>
@@ -168,6 +176,8 @@ void RegisterUnaryKernels(KernelRegistry& r) {
   r.Add("", "IsNaN", CreatePlain<IsNaNOp, kFloatTypes, true>);
   r.Add("", "IsInf", CreateIsInf);
   r.Add("", "Not", CreatePlain<NotOp, kBoolType, true>);
+  r.Add("", "Mish", CreatePlain<MishOp, kFloatTypes>);
+  r.Add("", "BitwiseNot", CreatePlain<BitwiseNotOp, kIntTypes>);
 }
 
 }  // namespace nuphar::ew

@@ -1,5 +1,6 @@
 // Conv (1-D..6-D, groups, dilations, strides, pads, auto_pad) as im2col + Eigen GEMM, and
-// ConvTranspose (output_padding, output_shape, groups, dilations, auto_pad) as GEMM + col2im.
+// ConvTranspose (output_padding, output_shape, groups, dilations, auto_pad) as GEMM + col2im,
+// and Col2Im-18 (the col2im step alone).
 #include <algorithm>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "runtime/kernels/nn/nn_dtype.h"
 #include "runtime/kernels/nn/nn_kernels.h"
 #include "runtime/kernels/nn/nn_scratch.h"
+#include "runtime/kernels/tensor/tensor_common.h"
 
 namespace nuphar {
 namespace {
@@ -193,11 +195,61 @@ Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
   return MakeKernel<ConvTransposeKernel>(std::move(attrs), node.GetInts("output_padding"), node.GetInts("output_shape"));
 }
 
+// Col2Im-18: X [N, C * prod(block_shape), L] with L the number of window positions over
+// image_shape; each column is added back into its window (overlaps sum). The same scatter as
+// ConvTranspose's, with the image as the "input" geometry.
+class Col2ImKernel final : public OpKernel {
+ public:
+  explicit Col2ImKernel(WindowAttrs attrs) : attrs_(std::move(attrs)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x || !ctx.input(1) || !ctx.input(2)) return Diag::Msg("Col2Im needs input, image_shape and block_shape");
+    if (x->rank() != 3) return Diag::Msg("Col2Im input must be [N, C * prod(block_shape), L], got " + ShapeToString(x->shape()));
+    NUPHAR_ASSIGN_OR_RETURN(const std::vector<int64_t> image, tensor_kernels::InputAsInt64(ctx, 1, "image_shape"));
+    NUPHAR_ASSIGN_OR_RETURN(const std::vector<int64_t> block, tensor_kernels::InputAsInt64(ctx, 2, "block_shape"));
+    if (image.size() != block.size()) return Diag::Msg("image_shape and block_shape have different lengths");
+    NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, ComputeWindowGeometry(attrs_, image, block));
+    const int64_t k = g.kernel_size();
+    if (k <= 0 || x->dim(1) % k != 0 || x->dim(2) != g.out_size())
+      return Diag::Msg("Col2Im input " + ShapeToString(x->shape()) + " does not match block_shape " + ShapeToString(block) +
+                       " over image_shape " + ShapeToString(image) + " (" + std::to_string(g.out_size()) + " blocks)");
+    const int64_t channels = x->dim(1) / k;
+    std::vector<int64_t> out_shape{x->dim(0), channels};
+    out_shape.insert(out_shape.end(), image.begin(), image.end());
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    return DispatchFloating(x->dtype(), [&]<class T>() {
+      std::fill(y->data<T>(), y->data<T>() + y->size(), T(0));
+      const int64_t col_size = x->dim(1) * x->dim(2), img_size = channels * g.in_size();
+      for (int64_t n = 0; n < x->dim(0); ++n) Col2Im<T>(x->data<T>() + n * col_size, channels, g, y->data<T>() + n * img_size);
+      return Status::OK();
+    });
+  }
+
+ private:
+  WindowAttrs attrs_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateCol2Im(const NodeInfo& node) {
+  if (!DeclaredTypeIsOneOf(node.input_type(0), DType::kFloat, DType::kDouble))
+    return node.Error(std::string("Col2Im on ") + DTypeName(node.input_type(0)) + " is not supported");
+  NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
+  return MakeKernel<Col2ImKernel>(std::move(attrs));
+}
+
+// DeformConv-19 is refused by name rather than left to the generic "no kernel": ONNX Runtime
+// 1.20's CPU provider has no DeformConv either, so there is no reference to check a kernel against.
+Expected<std::unique_ptr<OpKernel>> CreateDeformConv(const NodeInfo& node) {
+  return node.Error("DeformConv (opset 19) is not supported (ONNX Runtime 1.20's CPU provider has none either)");
+}
+
 }  // namespace
 
 void RegisterConvKernels(KernelRegistry& r) {
   r.Add("", "Conv", CreateConv);
   r.Add("", "ConvTranspose", CreateConvTranspose);
+  r.Add("", "Col2Im", CreateCol2Im);
+  r.Add("", "DeformConv", CreateDeformConv);
 }
 
 }  // namespace nuphar

@@ -9,4 +9,5 @@ void RegisterConvKernels(KernelRegistry& r);     // nn_conv.cc: Conv, ConvTransp
 void RegisterPoolKernels(KernelRegistry& r);     // nn_pool.cc: MaxPool, AveragePool, Global*Pool
 void RegisterNormKernels(KernelRegistry& r);     // nn_norm.cc: BatchNormalization, InstanceNormalization,
                                                  //   LayerNormalization, LRN, MeanVarianceNormalization
+void RegisterSignalKernels(KernelRegistry& r);   // nn_signal.cc: DFT, STFT, windows, MelWeightMatrix
 }  // namespace nuphar

@@ -1,6 +1,6 @@
 // Normalizations: BatchNormalization (inference at every opset; training_mode=1 of opset 14+
-// computes batch statistics), InstanceNormalization, LayerNormalization (opset 17),
-// LRN and MeanVarianceNormalization.
+// computes batch statistics), GroupNormalization (opset 18, 21) and InstanceNormalization (its
+// one-channel-per-group case), LayerNormalization (opset 17), LRN and MeanVarianceNormalization.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -118,32 +118,51 @@ Expected<std::unique_ptr<OpKernel>> CreateBatchNorm(const NodeInfo& node) {
   return MakeKernel<BatchNormKernel>(node.GetFloat("epsilon", 1e-5f), node.GetFloat("momentum", 0.9f), training);
 }
 
-// InstanceNormalization: per (n, c) plane, y = scale[c] * (x - mean) / sqrt(var + eps) + B[c].
-class InstanceNormKernel final : public OpKernel {
+// GroupNormalization: X [N, C, spatial...] in num_groups groups of C / num_groups channels,
+// each normalized over its channels and positions. Scale and B are per group at opset 18 and
+// per channel from opset 21 (the 18 signature was ambiguous and ONNX replaced it); statistics
+// in double, which covers stash_type=1 (float) within tolerance. InstanceNormalization is the
+// case of one channel per group: y = scale[c] * (x - mean) / sqrt(var + eps) + B[c] per plane.
+class GroupNormKernel final : public OpKernel {
  public:
-  explicit InstanceNormKernel(float epsilon) : epsilon_(epsilon) {}
+  static constexpr int64_t kOneChannelPerGroup = 0;  ///< groups = C, known at run time
+  GroupNormKernel(float epsilon, int64_t groups, bool per_channel) : epsilon_(epsilon), groups_(groups), per_channel_(per_channel) {}
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
     const Tensor* scale = ctx.input(1);
     const Tensor* bias = ctx.input(2);
-    if (!x || !scale || !bias) return Diag::Msg("InstanceNormalization needs input, scale and B");
+    if (!x || !scale || !bias) return Diag::Msg("normalization needs X, scale and bias");
     int64_t C = 0, plane = 0;
     NUPHAR_RETURN_IF_ERROR(PlaneSizes(*x, &C, &plane));
-    if (scale->size() != C || bias->size() != C || scale->dtype() != x->dtype() || bias->dtype() != x->dtype())
-      return Diag::Msg("InstanceNormalization scale and B must be [C] of X's element type");
+    const int64_t groups = groups_ == kOneChannelPerGroup ? C : groups_;
+    if (groups == 0) {  // C = 0: an empty output
+      ctx.Output(0, x->dtype(), x->shape());
+      return Status::OK();
+    }
+    if (C % groups != 0)
+      return Diag::Msg("C = " + std::to_string(C) + " is not a multiple of num_groups = " + std::to_string(groups));
+    const int64_t want = per_channel_ ? C : groups;
+    if (scale->size() != want || bias->size() != want || scale->dtype() != x->dtype() || bias->dtype() != x->dtype())
+      return Diag::Msg(std::string("scale and bias must be [") + (per_channel_ ? "C" : "num_groups") + "] = [" +
+                       std::to_string(want) + "] of X's element type");
+    const int64_t per_group = C / groups;
+    const int64_t group_size = per_group * plane;
     Tensor* y = ctx.Output(0, x->dtype(), x->shape());
     return DispatchFloating(x->dtype(), [&]<class T>() {
-      for (int64_t p = 0; p < x->dim(0) * C; ++p) {
-        const T* xp = x->data<T>() + p * plane;
-        T* yp = y->data<T>() + p * plane;
+      for (int64_t g = 0; g < x->dim(0) * groups; ++g) {
+        const T* xg = x->data<T>() + g * group_size;
+        T* yg = y->data<T>() + g * group_size;
         double sum = 0, sq = 0;
-        for (int64_t i = 0; i < plane; ++i) sum += static_cast<double>(xp[i]);
-        const double mean = sum / static_cast<double>(plane);
-        for (int64_t i = 0; i < plane; ++i) sq += (static_cast<double>(xp[i]) - mean) * (static_cast<double>(xp[i]) - mean);
-        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(plane) + static_cast<double>(epsilon_));
-        const double a = static_cast<double>(scale->data<T>()[p % C]) * inv;
-        const double b = static_cast<double>(bias->data<T>()[p % C]);
-        for (int64_t i = 0; i < plane; ++i) yp[i] = static_cast<T>((static_cast<double>(xp[i]) - mean) * a + b);
+        for (int64_t i = 0; i < group_size; ++i) sum += static_cast<double>(xg[i]);
+        const double mean = sum / static_cast<double>(group_size);
+        for (int64_t i = 0; i < group_size; ++i) sq += (static_cast<double>(xg[i]) - mean) * (static_cast<double>(xg[i]) - mean);
+        const double inv = 1.0 / std::sqrt(sq / static_cast<double>(group_size) + static_cast<double>(epsilon_));
+        for (int64_t c = 0; c < per_group; ++c) {
+          const int64_t k = per_channel_ ? (g % groups) * per_group + c : g % groups;
+          const double a = static_cast<double>(scale->data<T>()[k]) * inv;
+          const double b = static_cast<double>(bias->data<T>()[k]);
+          for (int64_t i = c * plane; i < (c + 1) * plane; ++i) yg[i] = static_cast<T>((static_cast<double>(xg[i]) - mean) * a + b);
+        }
       }
       return Status::OK();
     });
@@ -151,12 +170,22 @@ class InstanceNormKernel final : public OpKernel {
 
  private:
   float epsilon_;
+  int64_t groups_;
+  bool per_channel_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateInstanceNorm(const NodeInfo& node) {
   if (!DeclaredTypeIsOneOf(node.input_type(0), DType::kFloat, DType::kDouble))
     return node.Error(std::string("InstanceNormalization on ") + DTypeName(node.input_type(0)) + " is not supported");
-  return MakeKernel<InstanceNormKernel>(node.GetFloat("epsilon", 1e-5f));
+  return MakeKernel<GroupNormKernel>(node.GetFloat("epsilon", 1e-5f), GroupNormKernel::kOneChannelPerGroup, true);
+}
+
+Expected<std::unique_ptr<OpKernel>> CreateGroupNorm(const NodeInfo& node) {
+  if (!DeclaredTypeIsOneOf(node.input_type(0), DType::kFloat, DType::kDouble))
+    return node.Error(std::string("GroupNormalization on ") + DTypeName(node.input_type(0)) + " is not supported");
+  const int64_t groups = node.GetInt("num_groups", 0);
+  if (groups <= 0) return node.Error("attribute 'num_groups' must be positive");
+  return MakeKernel<GroupNormKernel>(node.GetFloat("epsilon", 1e-5f), groups, node.opset() >= 21);
 }
 
 // LayerNormalization (opset 17): normalizes over X.shape[axis:], statistics in float (stash_type
@@ -330,6 +359,7 @@ Expected<std::unique_ptr<OpKernel>> CreateMvn(const NodeInfo& node) {
 void RegisterNormKernels(KernelRegistry& r) {
   r.Add("", "BatchNormalization", CreateBatchNorm);
   r.Add("", "InstanceNormalization", CreateInstanceNorm);
+  r.Add("", "GroupNormalization", CreateGroupNorm);
   r.Add("", "LayerNormalization", CreateLayerNorm);
   r.Add("", "LRN", CreateLrn);
   r.Add("", "MeanVarianceNormalization", CreateMvn);

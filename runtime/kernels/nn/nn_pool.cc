@@ -1,6 +1,8 @@
 // Pooling: MaxPool (Indices output, dilations, ceil_mode, storage_order, pads, auto_pad),
-// AveragePool (count_include_pad, ceil_mode), GlobalAveragePool and GlobalMaxPool.
+// AveragePool (count_include_pad, ceil_mode, dilations from opset 19), LpPool (p; ceil_mode and
+// dilations from opset 18), GlobalAveragePool and GlobalMaxPool.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -11,13 +13,13 @@
 namespace nuphar {
 namespace {
 
-enum class PoolKind { kMax, kAverage };
+enum class PoolKind { kMax, kAverage, kLp };
 
 class PoolKernel final : public OpKernel {
  public:
-  PoolKernel(PoolKind kind, WindowAttrs attrs, bool count_include_pad, bool column_major_indices)
+  PoolKernel(PoolKind kind, WindowAttrs attrs, bool count_include_pad, bool column_major_indices, int64_t p = 2)
       : kind_(kind), attrs_(std::move(attrs)), count_include_pad_(count_include_pad),
-        column_major_indices_(column_major_indices) {}
+        column_major_indices_(column_major_indices), p_(p) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -30,7 +32,7 @@ class PoolKernel final : public OpKernel {
     const std::span<const int64_t> ys(out_shape.data(), static_cast<size_t>(g.rank) + 2);
     Tensor* y = ctx.Output(0, x->dtype(), ys);
     int64_t* indices = ctx.output_needed(1) ? ctx.Output(1, DType::kInt64, ys)->data<int64_t>() : nullptr;
-    if (kind_ == PoolKind::kAverage) {
+    if (kind_ != PoolKind::kMax) {
       return DispatchFloating(x->dtype(), [&]<class T>() {
         Run<T>(*x, g, y->data<T>(), nullptr);
         return Status::OK();
@@ -76,7 +78,8 @@ class PoolKernel final : public OpKernel {
           if (inside) {
             const T v = xp[row];
             ++counted;
-            sum += static_cast<double>(v);
+            sum += kind_ == PoolKind::kLp ? std::pow(std::abs(static_cast<double>(v)), static_cast<double>(p_))
+                                          : static_cast<double>(v);
             if (best_row < 0 || v > best) best = v, best_row = row, best_col = colm;
           }
           for (size_t i = r; i-- > 0;) {
@@ -88,6 +91,8 @@ class PoolKernel final : public OpKernel {
         if (kind_ == PoolKind::kMax) {
           *out = best;
           if (indices) indices[plane * out_size + o] = plane * in_size + (column_major_indices_ ? best_col : best_row);
+        } else if (kind_ == PoolKind::kLp) {
+          *out = static_cast<T>(std::pow(sum, 1.0 / static_cast<double>(p_)));
         } else {
           const int64_t divisor = count_include_pad_ ? counted_with_pad : counted;
           *out = divisor > 0 ? static_cast<T>(sum / static_cast<double>(divisor)) : T(0);
@@ -104,23 +109,28 @@ class PoolKernel final : public OpKernel {
   WindowAttrs attrs_;
   bool count_include_pad_;
   bool column_major_indices_;
+  int64_t p_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreatePool(const NodeInfo& node) {
   const bool is_max = node.op_type() == "MaxPool";
+  const bool is_lp = node.op_type() == "LpPool";
   NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
   if (attrs.kernel_shape.empty()) return node.Error("kernel_shape is required");
-  if (!is_max && !attrs.dilations.empty() &&
+  const int dilations_since = is_lp ? 18 : 19;
+  if (!is_max && node.opset() < dilations_since && !attrs.dilations.empty() &&
       std::any_of(attrs.dilations.begin(), attrs.dilations.end(), [](int64_t d) { return d != 1; }))
-    return node.Error("AveragePool with dilations is not supported before opset 19");
+    return node.Error(node.op_type() + " has dilations only from opset " + std::to_string(dilations_since));
   const DType t = node.input_type(0);
   if (is_max ? !DeclaredTypeIsOneOf(t, DType::kFloat, DType::kDouble, DType::kInt8, DType::kUint8)
              : !DeclaredTypeIsOneOf(t, DType::kFloat, DType::kDouble))
     return node.Error(node.op_type() + " on " + DTypeName(t) + " is not supported");
   const int64_t storage_order = node.GetInt("storage_order", 0);
   if (storage_order != 0 && storage_order != 1) return node.Error("storage_order must be 0 or 1");
-  return MakeKernel<PoolKernel>(is_max ? PoolKind::kMax : PoolKind::kAverage, std::move(attrs),
-                                node.GetInt("count_include_pad", 0) != 0, storage_order == 1);
+  const int64_t p = node.GetInt("p", 2);
+  if (is_lp && p <= 0) return node.Error("LpPool p must be positive");
+  return MakeKernel<PoolKernel>(is_max ? PoolKind::kMax : (is_lp ? PoolKind::kLp : PoolKind::kAverage), std::move(attrs),
+                                node.GetInt("count_include_pad", 0) != 0, storage_order == 1, p);
 }
 
 // GlobalAveragePool / GlobalMaxPool: one value per (n, c) plane, spatial dims kept as 1.
@@ -166,6 +176,7 @@ Expected<std::unique_ptr<OpKernel>> CreateGlobalPool(const NodeInfo& node) {
 void RegisterPoolKernels(KernelRegistry& r) {
   r.Add("", "MaxPool", CreatePool);
   r.Add("", "AveragePool", CreatePool);
+  r.Add("", "LpPool", CreatePool);
   r.Add("", "GlobalAveragePool", CreateGlobalPool);
   r.Add("", "GlobalMaxPool", CreateGlobalPool);
 }

@@ -10,6 +10,7 @@ void RegisterNnKernels(KernelRegistry& r) {
   RegisterConvKernels(r);
   RegisterPoolKernels(r);
   RegisterNormKernels(r);
+  RegisterSignalKernels(r);
 }
 
 }  // namespace nuphar

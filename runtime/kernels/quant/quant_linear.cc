@@ -74,7 +74,13 @@ Expected<std::unique_ptr<OpKernel>> CreateQuantizeLinear(const NodeInfo& node) {
     return node.Error(std::string("QuantizeLinear on ") + DTypeName(node.input_type(0)) + " is not supported");
   if (!DeclaredTypeIsOneOf(node.input_type(2), DType::kUint8, DType::kInt8))
     return node.Error(std::string("QuantizeLinear to ") + DTypeName(node.input_type(2)) + " is not supported");
-  return MakeKernel<QuantizeLinearKernel>(node.opset() >= 13 ? node.GetInt("axis", 1) : 1, DType::kUint8);
+  if (node.GetInt("block_size", 0) != 0) return node.Error("QuantizeLinear-21 blocked quantization (block_size) is not supported");
+  // QuantizeLinear-21's output_dtype gives the type when the zero point is absent.
+  const int64_t output_dtype = node.GetInt("output_dtype", 0);
+  if (output_dtype != 0 && output_dtype != static_cast<int64_t>(DType::kUint8) && output_dtype != static_cast<int64_t>(DType::kInt8))
+    return node.Error("QuantizeLinear-21 output_dtype " + std::to_string(output_dtype) + " is not supported (uint8, int8)");
+  return MakeKernel<QuantizeLinearKernel>(node.opset() >= 13 ? node.GetInt("axis", 1) : 1,
+                                          output_dtype == 0 ? DType::kUint8 : static_cast<DType>(output_dtype));
 }
 
 class DequantizeLinearKernel final : public OpKernel {
@@ -118,6 +124,7 @@ class DequantizeLinearKernel final : public OpKernel {
 Expected<std::unique_ptr<OpKernel>> CreateDequantizeLinear(const NodeInfo& node) {
   if (!DeclaredTypeIsOneOf(node.input_type(0), DType::kUint8, DType::kInt8, DType::kInt32))
     return node.Error(std::string("DequantizeLinear on ") + DTypeName(node.input_type(0)) + " is not supported");
+  if (node.GetInt("block_size", 0) != 0) return node.Error("DequantizeLinear-21 blocked quantization (block_size) is not supported");
   return MakeKernel<DequantizeLinearKernel>(node.opset() >= 13 ? node.GetInt("axis", 1) : 1);
 }
 

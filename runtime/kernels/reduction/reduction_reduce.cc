@@ -143,6 +143,11 @@ class ReduceKernel final : public OpKernel {
     BroadcastPlan<1> plan;
     NUPHAR_RETURN_IF_ERROR(plan.Init({kd_shape.span()}, x->shape()));
     Tensor* y = ctx.Output(0, x->dtype(), out_shape.span());
+    if (x->dtype() == DType::kBool && (kind_ == ReduceKind::kMax || kind_ == ReduceKind::kMin)) {
+      // ReduceMax/Min-20 on bool: any/all, as max/min of the 0/1 bytes.
+      Run<uint8_t>(plan, static_cast<const uint8_t*>(x->raw()), static_cast<uint8_t*>(y->raw()), out_size, count);
+      return Status::OK();
+    }
     return VisitDType<kReduceTypes>(x->dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       Run<T>(plan, x->data<T>(), y->data<T>(), out_size, count);
@@ -193,7 +198,9 @@ class ReduceKernel final : public OpKernel {
 
 template <ReduceKind K>
 Expected<std::unique_ptr<OpKernel>> CreateReduce(const NodeInfo& node) {
-  NUPHAR_RETURN_IF_ERROR(ew::CheckDeclaredType(node, 0, kReduceTypes));
+  // ReduceMax/Min-20 also take bool.
+  const bool bool_ok = (K == ReduceKind::kMax || K == ReduceKind::kMin) && node.opset() >= 20;
+  NUPHAR_RETURN_IF_ERROR(ew::CheckDeclaredType(node, 0, bool_ok ? kReduceTypes | ew::Bit(DType::kBool) : kReduceTypes));
   const bool axes_from_input = (K == ReduceKind::kSum && node.opset() >= 13) || node.opset() >= 18;
   if (axes_from_input && node.has_attr("axes"))
     return node.Error("the axes attribute is not allowed at opset " + std::to_string(node.opset()) + "; axes is an input");

@@ -1,5 +1,7 @@
 // Concat and Split: row copies along one axis (a row = the axis slice times the inner dims,
 // contiguous in both the piece and the whole, so each is one memcpy).
+#include <algorithm>
+
 #include "runtime/kernels/tensor/tensor_common.h"
 
 namespace nuphar::tensor_kernels {
@@ -54,11 +56,12 @@ class ConcatKernel final : public OpKernel {
   int64_t axis_;
 };
 
-// Split: sizes from the 'split' attribute (opset < 13) or input 1 (opset >= 13), else equal parts.
+// Split: sizes from the 'split' attribute (opset < 13) or input 1 (opset >= 13), else equal
+// parts; with Split-18's num_outputs, parts of ceil(dim / num_outputs), the last one smaller.
 class SplitKernel final : public OpKernel {
  public:
-  SplitKernel(int64_t axis, std::vector<int64_t> attr_split, bool split_from_input)
-      : axis_(axis), attr_split_(std::move(attr_split)), split_from_input_(split_from_input) {}
+  SplitKernel(int64_t axis, std::vector<int64_t> attr_split, bool split_from_input, bool ceil_parts)
+      : axis_(axis), attr_split_(std::move(attr_split)), split_from_input_(split_from_input), ceil_parts_(ceil_parts) {}
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -69,6 +72,10 @@ class SplitKernel final : public OpKernel {
     std::vector<int64_t> split = attr_split_;
     if (split_from_input_ && ctx.input(1)) {
       NUPHAR_ASSIGN_OR_RETURN(split, InputAsInt64(ctx, 1, "split"));
+    }
+    if (split.empty() && ceil_parts_) {
+      const int64_t chunk = (dim + parts - 1) / parts;
+      for (int64_t i = 0, left = dim; i < parts; ++i, left -= chunk) split.push_back(std::clamp<int64_t>(left, 0, chunk));
     }
     if (split.empty()) {
       if (dim % parts != 0)
@@ -106,6 +113,7 @@ class SplitKernel final : public OpKernel {
   int64_t axis_;
   std::vector<int64_t> attr_split_;
   bool split_from_input_;
+  bool ceil_parts_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateConcat(const NodeInfo& node) {
@@ -116,10 +124,17 @@ Expected<std::unique_ptr<OpKernel>> CreateConcat(const NodeInfo& node) {
 
 Expected<std::unique_ptr<OpKernel>> CreateSplit(const NodeInfo& node) {
   NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
-  if (node.has_attr("num_outputs")) return node.Error("attribute 'num_outputs' (Split-18) is not supported");
+  const bool has_num_outputs = node.has_attr("num_outputs");
+  if (has_num_outputs) {
+    if (node.opset() < 18) return node.Error("attribute 'num_outputs' exists from Split-18; the model imports opset " + std::to_string(node.opset()));
+    if (node.has_input(1)) return node.Error("both the 'split' input and the 'num_outputs' attribute are given");
+    const int64_t n = node.GetInt("num_outputs", 0);
+    if (n != static_cast<int64_t>(node.num_outputs()))
+      return node.Error("num_outputs is " + std::to_string(n) + " but the node has " + std::to_string(node.num_outputs()) + " outputs");
+  }
   // Split-1 also accepted the sizes as input 1; from opset 13 that is the only form.
   const bool from_input = node.opset() >= 13 || (node.opset() == 1 && !node.has_attr("split"));
-  return MakeKernel<SplitKernel>(node.GetInt("axis", 0), node.GetInts("split"), from_input);
+  return MakeKernel<SplitKernel>(node.GetInt("axis", 0), node.GetInts("split"), from_input, has_num_outputs);
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-// Resize (opset 10, 11, 13) and Upsample (opset 7 scales attribute, 9 scales input).
+// Resize (opset 10, 11, 13, 18 axes, keep_aspect_ratio_policy and antialias, 19
+// half_pixel_symmetric) and
+// Upsample (opset 7 scales attribute, 9 scales input).
 //
 // # How an output coordinate finds its inputs
 // Every mode is separable: per dim, each output index o maps to an original coordinate x
@@ -25,7 +27,7 @@ namespace nuphar::tensor_kernels {
 namespace {
 
 enum class Interp { kNearest, kLinear, kCubic };
-enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize, kHalfPixelSymmetric };
 enum class NearestRound { kPreferFloor, kPreferCeil, kFloor, kCeil, kLegacy };
 
 struct ResizeConfig {
@@ -33,6 +35,7 @@ struct ResizeConfig {
   Coord coord = Coord::kHalfPixel;
   NearestRound round = NearestRound::kPreferFloor;
   bool exclude_outside = false;
+  bool antialias = false;  // Resize-18: linear/cubic filters widened by 1/scale when downsampling
   double extrapolation = 0.0;
   double cubic_a = -0.75;
 };
@@ -58,6 +61,11 @@ double OriginalCoordinate(const ResizeConfig& c, int64_t o, double scale, double
       const double span = (roi_end - roi_start) * static_cast<double>(in - 1);
       const double offset = roi_start * static_cast<double>(in - 1);
       return out_len == 1 ? span / 2 + offset : x * span / (out_len - 1) + offset;
+    }
+    case Coord::kHalfPixelSymmetric: {  // Resize-19: half_pixel, re-centred for the truncated output length
+      const double adjustment = out_len > 0 ? std::floor(out_len) / out_len : 1.0;
+      const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
     }
     case Coord::kHalfPixel: break;
   }
@@ -89,8 +97,54 @@ void CubicCoefficients(double r, double a, double* w) {
   w[3] = far(2 - r);
 }
 
+// Resize-18 antialias, as ONNX Runtime (after Pillow): the linear (support 2) or cubic (support 4)
+// filter is stretched by 1/scale when downsampling, so each output averages every input its
+// footprint covers; taps are [floor(center - support + 1/2), floor(center + support + 1/2)) with
+// center = x + 1/2, normalized to sum 1. Taps past the edges fold onto the edge (the index clamp
+// below) unless exclude_outside drops them.
+DimTaps BuildAntialiasTaps(const ResizeConfig& c, int64_t in, int64_t out, double scale, double out_len,
+                           double roi_start, double roi_end) {
+  const double support_size = c.interp == Interp::kLinear ? 2.0 : 4.0;
+  const double stretch = 1.0 / scale;  // input pixels per output pixel
+  const double support = stretch >= 1 ? support_size / 2 * stretch : support_size / 2;
+  const double inv = stretch >= 1 ? 1.0 / stretch : 1.0;
+  auto filter = [&](double x) {
+    x = std::abs(x);
+    if (c.interp == Interp::kLinear) return x < 1 ? 1 - x : 0.0;
+    const double a = c.cubic_a;
+    if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+    return 0.0;
+  };
+  DimTaps t;
+  t.taps = static_cast<int>(std::ceil(support)) * 2 + 1;
+  t.index.assign(static_cast<size_t>(out * t.taps), 0);
+  t.weight.assign(static_cast<size_t>(out * t.taps), 0.0);
+  t.outside.assign(static_cast<size_t>(out), 0);
+  t.identity = false;
+  for (int64_t o = 0; o < out; ++o) {
+    const double center =
+        0.5 + (scale == 1 ? static_cast<double>(o) : OriginalCoordinate(c, o, scale, out_len, in, roi_start, roi_end));
+    int64_t lo = static_cast<int64_t>(std::floor(center - support + 0.5));
+    int64_t hi = static_cast<int64_t>(std::floor(center + support + 0.5));
+    if (c.exclude_outside) lo = std::max<int64_t>(lo, 0), hi = std::min(hi, in);
+    int64_t* idx = &t.index[static_cast<size_t>(o * t.taps)];
+    double* w = &t.weight[static_cast<size_t>(o * t.taps)];
+    double total = 0;
+    for (int64_t j = lo; j < hi && j - lo < t.taps; ++j) {
+      idx[j - lo] = std::clamp(j, int64_t{0}, in - 1);
+      w[j - lo] = filter((static_cast<double>(j) - center + 0.5) * inv);
+      total += w[j - lo];
+    }
+    if (total != 0)
+      for (int k = 0; k < t.taps; ++k) w[k] /= total;
+  }
+  return t;
+}
+
 DimTaps BuildTaps(const ResizeConfig& c, int64_t in, int64_t out, double scale, double out_len, double roi_start,
                   double roi_end) {
+  if (c.antialias && c.interp != Interp::kNearest) return BuildAntialiasTaps(c, in, out, scale, out_len, roi_start, roi_end);
   DimTaps t;
   t.taps = c.interp == Interp::kNearest ? 1 : c.interp == Interp::kLinear ? 2 : 4;
   const size_t n = static_cast<size_t>(out) * static_cast<size_t>(t.taps);
@@ -212,7 +266,36 @@ Status FromDoubles(const std::vector<double>& v, Tensor& y) {
 struct ResizeInputs {
   int roi = -1, scales = -1, sizes = -1;  // input slots; -1 = none
   std::vector<float> attr_scales;         // Upsample-7
+  std::vector<int64_t> axes;              // Resize-18: the dims scales/sizes/roi list (empty = all)
+  enum class Aspect { kStretch, kNotLarger, kNotSmaller } aspect = Aspect::kStretch;  // Resize-18
 };
+
+// Resize-18 axes: scales, sizes and roi list only `axes`; the other dims keep scale 1, their
+// size and the full roi [0, 1].
+Status ExpandToRank(const std::vector<int64_t>& axes, const std::vector<int64_t>& in_shape, std::vector<double>* scales,
+                    std::vector<int64_t>* sizes, std::vector<double>* roi) {
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  const size_t n = axes.size();
+  if ((!scales->empty() && scales->size() != n) || (!sizes->empty() && sizes->size() != n) ||
+      (!roi->empty() && roi->size() != 2 * n))
+    return Diag::Msg("scales, sizes and roi must have one entry (roi: two) per listed axis");
+  std::vector<double> full_scales(in_shape.size(), 1.0), full_roi;
+  std::vector<int64_t> full_sizes = in_shape;
+  if (!roi->empty()) {
+    full_roi.assign(2 * in_shape.size(), 0.0);
+    std::fill(full_roi.begin() + rank, full_roi.end(), 1.0);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(axes[k], rank));
+    if (!scales->empty()) full_scales[static_cast<size_t>(a)] = (*scales)[k];
+    if (!sizes->empty()) full_sizes[static_cast<size_t>(a)] = (*sizes)[k];
+    if (!roi->empty()) full_roi[static_cast<size_t>(a)] = (*roi)[k], full_roi[static_cast<size_t>(a + rank)] = (*roi)[k + n];
+  }
+  if (!scales->empty()) *scales = std::move(full_scales);
+  if (!sizes->empty()) *sizes = std::move(full_sizes);
+  *roi = std::move(full_roi);
+  return Status::OK();
+}
 
 class ResizeKernel final : public OpKernel {
  public:
@@ -232,11 +315,31 @@ class ResizeKernel final : public OpKernel {
     }
     if (c_.coord == Coord::kTfCropAndResize && in_.roi >= 0 && ctx.input(static_cast<size_t>(in_.roi))) {
       NUPHAR_ASSIGN_OR_RETURN(roi, ctx.input(static_cast<size_t>(in_.roi))->ToDoubleVector());
-      if (roi.size() != 2 * rank) return Diag::Msg("roi must have 2 * rank entries");
     }
+    if (!in_.axes.empty()) NUPHAR_RETURN_IF_ERROR(ExpandToRank(in_.axes, x->shape(), &scales, &sizes, &roi));
+    if (!roi.empty() && roi.size() != 2 * rank) return Diag::Msg("roi must have 2 * rank entries");
     if (scales.empty() == sizes.empty()) return Diag::Msg("exactly one of scales and sizes must be given");
     if (!sizes.empty() && sizes.size() != rank) return Diag::Msg("sizes must have one entry per dim");
     if (!scales.empty() && scales.size() != rank) return Diag::Msg("scales must have one entry per dim");
+
+    // keep_aspect_ratio_policy: one scale for the listed dims, the smallest (not_larger) or the
+    // largest (not_smaller) of sizes/in; those dims become round(scale * in), as ONNX Runtime.
+    std::vector<double> aspect_scale(rank, 0.0);
+    if (in_.aspect != ResizeInputs::Aspect::kStretch && !sizes.empty()) {
+      std::vector<bool> listed(rank, in_.axes.empty());
+      for (int64_t a : in_.axes) listed[static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(rank) : a)] = true;
+      double common = in_.aspect == ResizeInputs::Aspect::kNotLarger ? INFINITY : 0.0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (!listed[d] || x->shape()[d] == 0) continue;
+        const double r = static_cast<double>(sizes[d]) / static_cast<double>(x->shape()[d]);
+        common = in_.aspect == ResizeInputs::Aspect::kNotLarger ? std::min(common, r) : std::max(common, r);
+      }
+      for (size_t d = 0; d < rank; ++d)
+        if (listed[d] && std::isfinite(common) && common > 0) {
+          aspect_scale[d] = common;
+          sizes[d] = static_cast<int64_t>(std::round(common * static_cast<double>(x->shape()[d])));
+        }
+    }
 
     std::vector<int64_t> out_shape(rank);
     std::vector<DimTaps> taps(rank);
@@ -245,7 +348,7 @@ class ResizeKernel final : public OpKernel {
       double scale, out_len;
       if (!sizes.empty()) {
         out_shape[d] = sizes[d];
-        scale = in == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(in);
+        scale = aspect_scale[d] > 0 ? aspect_scale[d] : in == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(in);
         out_len = static_cast<double>(sizes[d]);
       } else {
         scale = scales[d];
@@ -332,9 +435,12 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
                   {"align_corners", Coord::kAlignCorners},
                   {"asymmetric", Coord::kAsymmetric},
                   {"tf_half_pixel_for_nn", Coord::kTfHalfPixelForNn},
-                  {"tf_crop_and_resize", Coord::kTfCropAndResize}},
+                  {"tf_crop_and_resize", Coord::kTfCropAndResize},
+                  {"half_pixel_symmetric", Coord::kHalfPixelSymmetric}},
                  c.coord))
     return node.Error("coordinate_transformation_mode '" + coord + "' is not supported");
+  if (c.coord == Coord::kHalfPixelSymmetric && node.opset() < 19)
+    return node.Error("coordinate_transformation_mode 'half_pixel_symmetric' exists from Resize-19");
   const std::string round = node.GetString("nearest_mode", "round_prefer_floor");
   if (!ParseEnum(round,
                  {{"round_prefer_floor", NearestRound::kPreferFloor},
@@ -343,8 +449,16 @@ Expected<std::unique_ptr<OpKernel>> CreateResize(const NodeInfo& node) {
                   {"ceil", NearestRound::kCeil}},
                  c.round))
     return node.Error("nearest_mode '" + round + "' is not supported");
-  if (node.has_attr("antialias") || node.has_attr("axes") || node.has_attr("keep_aspect_ratio_policy"))
-    return node.Error("Resize-18 attributes (antialias, axes, keep_aspect_ratio_policy) are not supported");
+  // Resize-18's attributes at their defaults (exporters write them out) mean plain Resize-13.
+  c.antialias = node.GetInt("antialias", 0) != 0;
+  if (c.antialias && c.coord == Coord::kTfCropAndResize)
+    return node.Error("Resize-18 antialias with tf_crop_and_resize is not supported");
+  in.axes = node.GetInts("axes");
+  const std::string aspect = node.GetString("keep_aspect_ratio_policy", "stretch");
+  if (aspect == "not_larger") in.aspect = ResizeInputs::Aspect::kNotLarger;
+  else if (aspect == "not_smaller") in.aspect = ResizeInputs::Aspect::kNotSmaller;
+  else if (aspect != "stretch")
+    return node.Error("keep_aspect_ratio_policy '" + aspect + "' is not stretch, not_larger or not_smaller");
   c.exclude_outside = node.GetInt("exclude_outside", 0) != 0;
   c.extrapolation = node.GetFloat("extrapolation_value", 0.0f);
   c.cubic_a = node.GetFloat("cubic_coeff_a", -0.75f);

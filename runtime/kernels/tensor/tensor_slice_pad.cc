@@ -1,5 +1,5 @@
-// Slice (a strided view copied out) and Pad (an index-mapped copy with constant, edge or
-// reflect borders; negative pads crop).
+// Slice (a strided view copied out), Pad (an index-mapped copy with constant, edge, reflect or
+// wrap borders; negative pads crop; Pad-18 axes) and CenterCropPad-18 (the same copy, centred).
 #include <algorithm>
 
 #include "runtime/kernels/tensor/tensor_common.h"
@@ -75,7 +75,7 @@ class SliceKernel final : public OpKernel {
   std::vector<int64_t> starts_, ends_, axes_;
 };
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };  // wrap: Pad-19
 
 // Source offset (in elements, scaled by `stride`) of output position `o` along one dim, or -1
 // for the constant fill. `in` > 0 for edge and reflect (checked by the caller).
@@ -85,6 +85,7 @@ int64_t PadSource(int64_t o, int64_t begin, int64_t in, int64_t stride, PadMode 
   switch (mode) {
     case PadMode::kConstant: return -1;
     case PadMode::kEdge: return std::clamp(i, int64_t{0}, in - 1) * stride;
+    case PadMode::kWrap: return ((i % in + in) % in) * stride;
     case PadMode::kReflect: {
       if (in == 1) return 0;
       const int64_t period = 2 * (in - 1);  // reflection repeats when the pad exceeds the dim
@@ -96,7 +97,8 @@ int64_t PadSource(int64_t o, int64_t begin, int64_t in, int64_t stride, PadMode 
   return -1;
 }
 
-// Pad: pads/value from attributes (opset < 11) or inputs 1 and 2 (opset >= 11).
+// Pad: pads/value from attributes (opset < 11) or inputs 1 and 2 (opset >= 11); Pad-18's
+// optional input 3 names the axes the pads apply to (the others get none).
 class PadKernel final : public OpKernel {
  public:
   PadKernel(PadMode mode, bool from_inputs, std::vector<int64_t> pads, float value)
@@ -110,6 +112,19 @@ class PadKernel final : public OpKernel {
       NUPHAR_ASSIGN_OR_RETURN(pads, InputAsInt64(ctx, 1, "pads"));
     }
     const int64_t rank = x->rank();
+    if (from_inputs_ && ctx.input(3)) {
+      NUPHAR_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, InputAsInt64(ctx, 3, "axes"));
+      if (pads.size() != 2 * axes.size())
+        return Diag::Msg("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) +
+                         " axes; 2 * axes expected");
+      std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
+      for (size_t k = 0; k < axes.size(); ++k) {
+        NUPHAR_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(axes[k], rank));
+        full[static_cast<size_t>(a)] = pads[k];
+        full[static_cast<size_t>(a + rank)] = pads[k + axes.size()];
+      }
+      pads = std::move(full);
+    }
     if (static_cast<int64_t>(pads.size()) != 2 * rank)
       return Diag::Msg("pads has " + std::to_string(pads.size()) + " entries; 2 * rank = " +
                        std::to_string(2 * rank) + " expected");
@@ -127,7 +142,7 @@ class PadKernel final : public OpKernel {
         return Diag::Msg("pads " + ShapeToString(pads) + " crop more than dim " + std::to_string(k) + " of " +
                          ShapeToString(x->shape()));
       if (in == 0 && out_shape[uk] > 0 && mode_ != PadMode::kConstant)
-        return Diag::Msg("edge and reflect padding need a non-empty dim " + std::to_string(k));
+        return Diag::Msg("edge, reflect and wrap padding need a non-empty dim " + std::to_string(k));
       maps[uk].resize(static_cast<size_t>(out_shape[uk]));
       for (int64_t o = 0; o < out_shape[uk]; ++o) maps[uk][static_cast<size_t>(o)] = PadSource(o, begin, in, strides[uk], mode_);
     }
@@ -167,6 +182,57 @@ class PadKernel final : public OpKernel {
   float attr_value_;
 };
 
+// CenterCropPad-18: each listed axis (all by default) becomes shape[k] long, centred: a longer
+// target pads with zeros, (diff / 2) before and the rest after; a shorter one crops from
+// (diff / 2). ONNX's reference floors both offsets, and so does ONNX Runtime.
+class CenterCropPadKernel final : public OpKernel {
+ public:
+  explicit CenterCropPadKernel(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input 'input_data' is missing");
+    NUPHAR_ASSIGN_OR_RETURN(const std::vector<int64_t> target, InputAsInt64(ctx, 1, "shape"));
+    const int64_t rank = x->rank();
+    std::vector<int64_t> axes = axes_;
+    if (axes.empty())
+      for (int64_t k = 0; k < rank; ++k) axes.push_back(k);
+    if (target.size() != axes.size())
+      return Diag::Msg("shape has " + std::to_string(target.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> out_shape = x->shape();
+    std::vector<int64_t> shift(static_cast<size_t>(rank), 0);  // input index = output index + shift
+    for (size_t i = 0; i < axes.size(); ++i) {
+      NUPHAR_ASSIGN_OR_RETURN(const int64_t a, NormalizeAxis(axes[i], rank));
+      if (target[i] < 0) return Diag::Msg("shape entries must be non-negative");
+      const int64_t in = x->dim(a);
+      out_shape[static_cast<size_t>(a)] = target[i];
+      shift[static_cast<size_t>(a)] = in >= target[i] ? (in - target[i]) / 2 : -((target[i] - in) / 2);
+    }
+    const std::vector<int64_t> strides = ContiguousStrides(x->shape());
+    std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
+    for (size_t k = 0; k < maps.size(); ++k) {
+      maps[k].resize(static_cast<size_t>(out_shape[k]));
+      for (int64_t o = 0; o < out_shape[k]; ++o) {
+        const int64_t i = o + shift[k];
+        maps[k][static_cast<size_t>(o)] = i >= 0 && i < x->dim(static_cast<int64_t>(k)) ? i * strides[k] : -1;
+      }
+    }
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    const uint64_t zero = 0;
+    IndexMapCopy(y->raw(), x->raw(), maps, DTypeSize(x->dtype()), &zero);
+    return Status::OK();
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
+Expected<std::unique_ptr<OpKernel>> CreateCenterCropPad(const NodeInfo& node) {
+  NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
+  if (!node.has_input(1)) return node.Error("input 'shape' is missing");
+  return MakeKernel<CenterCropPadKernel>(node.GetInts("axes"));
+}
+
 Expected<std::unique_ptr<OpKernel>> CreateSlice(const NodeInfo& node) {
   NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
   const bool from_inputs = node.opset() >= 10;
@@ -179,13 +245,14 @@ Expected<std::unique_ptr<OpKernel>> CreateSlice(const NodeInfo& node) {
 Expected<std::unique_ptr<OpKernel>> CreatePad(const NodeInfo& node) {
   NUPHAR_RETURN_IF_ERROR(CheckMovableInput(node, 0));
   if (node.opset() < 2) return node.Error("Pad-1 ('paddings' attribute) is not supported; use opset >= 2");
-  if (node.has_input(3)) return node.Error("the 'axes' input (Pad-18) is not supported");
   const std::string mode = node.GetString("mode", "constant");
   PadMode m;
   if (mode == "constant") m = PadMode::kConstant;
   else if (mode == "reflect") m = PadMode::kReflect;
   else if (mode == "edge") m = PadMode::kEdge;
-  else return node.Error("mode '" + mode + "' is not constant, reflect or edge");
+  else if (mode == "wrap" && node.opset() >= 19) m = PadMode::kWrap;
+  else return node.Error("mode '" + mode + "' is not constant, reflect, edge or (from opset 19) wrap");
+  if (node.has_input(3) && node.opset() < 18) return node.Error("the 'axes' input exists from Pad-18");
   const bool from_inputs = node.opset() >= 11;
   if (from_inputs && !node.has_input(1)) return node.Error("input 'pads' is missing");
   if (!from_inputs && !node.has_attr("pads")) return node.Error("attribute 'pads' is missing");
@@ -197,6 +264,7 @@ Expected<std::unique_ptr<OpKernel>> CreatePad(const NodeInfo& node) {
 void RegisterSlicePadKernels(KernelRegistry& r) {
   r.Add("", "Slice", CreateSlice);
   r.Add("", "Pad", CreatePad);
+  r.Add("", "CenterCropPad", CreateCenterCropPad);
 }
 
 }  // namespace nuphar::tensor_kernels

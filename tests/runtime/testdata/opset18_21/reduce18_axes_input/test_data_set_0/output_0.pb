@@ -1,0 +1,1 @@
+By_ReduceMaxJдлу?vї?ЖбП?

@@ -1,0 +1,1 @@
+By_ReduceMinJï¥õ¿Vq¿/aö¿

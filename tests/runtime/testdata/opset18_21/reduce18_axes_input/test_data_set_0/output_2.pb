@@ -1,0 +1,1 @@
+By_ReduceMeanJחצ¾¢>?°‰½

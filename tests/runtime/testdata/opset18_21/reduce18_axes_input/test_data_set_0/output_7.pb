@@ -1,0 +1,1 @@
+By_ReduceLogSumExpJ+o @f€H@¿Q@

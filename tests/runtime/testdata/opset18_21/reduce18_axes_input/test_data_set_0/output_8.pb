@@ -1,0 +1,2 @@
+By_ReduceSumSquareJ
+•ƒAd‹+A‡aA
