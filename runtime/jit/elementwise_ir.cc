@@ -78,18 +78,28 @@ const char* OpKindName(OpKind kind) {
 
 bool IsActivationCall(OpKind kind) { return kind == OpKind::kSigmoid || kind == OpKind::kTanh; }
 
-bool IsSplitInput(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& part, int64_t* parts) {
-  const int r = part.dim_size();
-  if (r == 0 || in.dim_size() != r) return false;
-  for (int i = 0; i + 1 < r; ++i)
-    if (!DimEqual(in.dim(i), part.dim(i))) return false;
-  const auto& wide = in.dim(r - 1);
-  const auto& narrow = part.dim(r - 1);
-  if (!wide.has_dim_value() || !narrow.has_dim_value() || narrow.dim_value() <= 0 ||
-      wide.dim_value() % narrow.dim_value() != 0)
-    return false;
-  if (parts) *parts = wide.dim_value() / narrow.dim_value();
-  return true;
+std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
+                                        const std::vector<int64_t>* constant_sizes) {
+  int64_t axis = 0;
+  std::vector<int64_t> sizes;
+  for (const auto& a : split.attribute()) {
+    if (a.name() == "axis") axis = a.i();
+    if (a.name() == "split") sizes.assign(a.ints().begin(), a.ints().end());
+  }
+  if (rank < 1 || width < 0 || (axis != -1 && axis != rank - 1)) return {};
+  if (split.input_size() > 1 && !split.input(1).empty()) {
+    if (!constant_sizes) return {};
+    sizes = *constant_sizes;
+  }
+  const int64_t parts = split.output_size();
+  if (sizes.empty()) {
+    if (parts < 1 || width % parts != 0) return {};
+    sizes.assign(static_cast<size_t>(parts), width / parts);
+  }
+  int64_t total = 0;
+  for (int64_t v : sizes) total += v < 0 ? width + 1 : v;
+  if (static_cast<int64_t>(sizes.size()) != parts || total != width) return {};
+  return sizes;
 }
 
 bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b) {
@@ -129,7 +139,8 @@ std::string ElementwiseIR::ToText() const {
   static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced"};
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i)
-    s += "v" + std::to_string(i) + " = input " + kAccess[static_cast<int>(inputs[i])] + "\n";
+    s += "v" + std::to_string(i) + " = input " + kAccess[static_cast<int>(inputs[i])] +
+         (inputs[i] == Access::kSliced ? " " + std::to_string(input_widths[i]) : std::string()) + "\n";
   for (size_t k = 0; k < ops.size(); ++k) {
     const IrOp& op = ops[k];
     s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind) + " v" + std::to_string(op.a);
@@ -155,29 +166,43 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
   std::unordered_map<std::string, int> value_of;
   std::unordered_map<std::string, int> split_uses, other_uses;
   for (const auto& n : body.node())
-    for (const auto& in : n.input()) ++(n.op_type() == "Split" ? split_uses : other_uses)[in];
+    for (int i = 0; i < n.input_size(); ++i)
+      if (!(n.op_type() == "Split" && i == 1)) ++(n.op_type() == "Split" ? split_uses : other_uses)[n.input(i)];
+  const int r = space.dim_size();
+  const bool static_cols = r > 0 && space.dim(r - 1).has_dim_value();
   for (const auto& in : body.input()) {
     Access access;
     std::string why;
-    int64_t parts = 1;
+    int64_t width = 0;
     if (!in.type().tensor_type().has_shape()) return Diag::Msg("jit: input '" + in.name() + "' has no shape");
     const auto& in_shape = in.type().tensor_type().shape();
     if (split_uses.count(in.name())) {
       if (other_uses.count(in.name()))
         return Diag::Msg("jit: input '" + in.name() + "' is read by a Split and by other ops");
-      if (!IsSplitInput(in_shape, space, &parts))
-        return Diag::Msg("jit: input '" + in.name() + "' is not a last-axis split into the kernel's shape");
+      bool rows_equal = in_shape.dim_size() == r && static_cols && in_shape.dim(r - 1).has_dim_value();
+      for (int i = 0; rows_equal && i + 1 < r; ++i) rows_equal = DimEqual(in_shape.dim(i), space.dim(i));
+      if (!rows_equal) return Diag::Msg("jit: input '" + in.name() + "' is not split along the kernel's last axis");
       access = Access::kSliced;
+      width = in_shape.dim(r - 1).dim_value();
+      ir.slice_cols = space.dim(r - 1).dim_value();
     } else if (!ClassifyAccess(in_shape, space, &access, &why)) {
       return Diag::Msg("jit: input '" + in.name() + "' cannot be read: " + why);
     }
     value_of[in.name()] = static_cast<int>(ir.inputs.size());
     ir.inputs.push_back(access);
-    ir.input_parts.push_back(parts);
+    ir.input_widths.push_back(width);
   }
   std::unordered_map<std::string, float> scalar_constants;
-  for (const auto& t : body.initializer())
+  std::unordered_map<std::string, std::vector<int64_t>> int_constants;
+  for (const auto& t : body.initializer()) {
     if (t.data_type() == onnx::TensorProto::FLOAT && t.float_data_size() == 1) scalar_constants[t.name()] = t.float_data(0);
+    if (t.data_type() == onnx::TensorProto::INT64)
+      int_constants[t.name()].assign(t.int64_data().begin(), t.int64_data().end());
+  }
+  std::unordered_map<std::string, int> reads;  // uses of each value inside the body
+  for (const auto& n : body.node())
+    for (const auto& in : n.input()) ++reads[in];
+  for (const auto& o : body.output()) ++reads[o.name()];
 
   auto next_id = [&] { return static_cast<int>(ir.inputs.size() + ir.ops.size()); };
   auto operand = [&](const onnx::NodeProto& n, int i) -> Expected<int> {
@@ -186,19 +211,33 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     return it->second;
   };
   for (const auto& n : body.node()) {
-    if (n.op_type() == "Split") {  // outputs are views of a sliced input
+    if (n.op_type() == "Split") {  // the outputs this kernel reads are views of a sliced input
       NUPHAR_ASSIGN_OR_RETURN(int src, operand(n, 0));
-      if (src >= static_cast<int>(ir.inputs.size()) || ir.input_parts[static_cast<size_t>(src)] != n.output_size())
-        return Diag::Node(n, "jit: the Split must divide a kernel input into its outputs' shape");
-      const int64_t width = space.dim(space.dim_size() - 1).dim_value();
+      if (src >= static_cast<int>(ir.inputs.size()) || ir.inputs[static_cast<size_t>(src)] != Access::kSliced)
+        return Diag::Node(n, "jit: a Split must read a kernel input");
+      const std::vector<int64_t>* constant_sizes = nullptr;
+      if (n.input_size() > 1 && !n.input(1).empty()) {
+        auto it = int_constants.find(n.input(1));
+        if (it == int_constants.end()) return Diag::Node(n, "jit: the split sizes are not a constant");
+        constant_sizes = &it->second;
+      }
+      const std::vector<int64_t> sizes =
+          LastAxisSplitSizes(n, r, ir.input_widths[static_cast<size_t>(src)], constant_sizes);
+      if (sizes.empty()) return Diag::Node(n, "jit: not a split of the last axis into known sizes");
+      int64_t offset = 0;
       for (int k = 0; k < n.output_size(); ++k) {
-        IrOp slice;
-        slice.kind = OpKind::kColumnSlice;
-        slice.node = n.name();
-        slice.a = src;
-        slice.offset = k * width;
-        ir.ops.push_back(slice);
-        value_of[n.output(k)] = next_id() - 1;
+        const int64_t size = sizes[static_cast<size_t>(k)];
+        if (!n.output(k).empty() && reads.count(n.output(k))) {
+          if (size != ir.slice_cols) return Diag::Node(n, "jit: a split output this kernel reads is not its width");
+          IrOp slice;
+          slice.kind = OpKind::kColumnSlice;
+          slice.node = n.name();
+          slice.a = src;
+          slice.offset = offset;
+          ir.ops.push_back(slice);
+          value_of[n.output(k)] = next_id() - 1;
+        }
+        offset += size;
       }
       continue;
     }

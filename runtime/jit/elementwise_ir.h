@@ -7,8 +7,9 @@
 // from the declared shapes and re-checked against the actual shapes on every call (a mismatch
 // runs the reference executor instead): the full shape, one row broadcast over the rows
 // ([1, ..., cols]), one column broadcast over the columns ([rows..., 1]), or a scalar. A fifth
-// kind, "sliced", is the input of a Split along the last axis: [rows..., parts * cols], read
-// through ColumnSlice ops at fixed column offsets (the split outputs are views, never copies).
+// kind, "sliced", is the input of a Split along the last axis: [rows..., width], read through
+// ColumnSlice ops at fixed column offsets (the split outputs are views, never copies; the parts
+// this kernel reads are `cols` wide, the others may have any width).
 //
 // # Why activations are calls
 // Sigmoid and Tanh call the reference's vector math (jit_runtime_abi.h) on column tiles kept in
@@ -24,6 +25,7 @@
 
 namespace onnx {
 class GraphProto;
+class NodeProto;
 class TensorShapeProto;
 }
 
@@ -53,7 +55,8 @@ struct IrOp {
 /// Value ids: [0, inputs.size()) are the kernel's inputs, inputs.size() + k the result of ops[k].
 struct ElementwiseIR {
   std::vector<Access> inputs;
-  std::vector<int64_t> input_parts;  ///< per input: the Split's part count for kSliced, else 1
+  std::vector<int64_t> input_widths;  ///< per input: the static last dim of a kSliced input, else 0
+  int64_t slice_cols = 0;             ///< the static last dim of the result when an input is sliced
   std::vector<IrOp> ops;
   std::vector<int> outputs;  ///< value ids written to the output buffers, in output order
 
@@ -67,9 +70,11 @@ struct ElementwiseIR {
 /// Dims are equal when both have the same value or the same non-empty name.
 bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& out, Access* access,
                     std::string* why);
-/// Whether `in` splits along its last axis into equal parts of shape `part` (same leading dims,
-/// static last dims); *parts gets their number.
-bool IsSplitInput(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& part, int64_t* parts);
+/// Sizes of a Split along the last axis of a value of rank `rank` and static last dim `width`:
+/// from its 'split' attribute, its input 1 (`constant_sizes`, when given), or equal parts (also
+/// Split-18's num_outputs). Empty when the node does not split the last axis into known sizes.
+std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
+                                        const std::vector<int64_t>* constant_sizes);
 /// Whether two declared shapes are provably equal (same rank, every dim equal as above).
 bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b);
 

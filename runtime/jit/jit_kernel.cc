@@ -130,8 +130,8 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
     if (!t || t->dtype() != DType::kFloat) return false;
     std::vector<int64_t> s = t->shape();
     if (ir_.inputs[i] == Access::kSliced) {
-      if (s.empty() || s.back() % ir_.input_parts[i] != 0) return false;
-      s.back() /= ir_.input_parts[i];
+      if (s.empty() || s.back() != ir_.input_widths[i]) return false;
+      s.back() = ir_.slice_cols;
     }
     if (s.size() > shape->size()) shape->insert(shape->begin(), s.size() - shape->size(), 1);
     for (size_t d = 0; d < s.size(); ++d) {
@@ -165,7 +165,7 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
         if (t->size() != 1) return false;
         break;
       case Access::kSliced:
-        if (t->rank() != shape->size() || t->shape().back() != *cols * ir_.input_parts[i] ||
+        if (t->rank() != shape->size() || *cols != ir_.slice_cols || t->shape().back() != ir_.input_widths[i] ||
             !std::equal(shape->begin(), shape->end() - 1, t->shape().begin()))
           return false;
         flat = false;

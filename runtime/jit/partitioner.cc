@@ -9,6 +9,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <numeric>
 #include <unordered_map>
@@ -24,8 +25,7 @@ namespace {
 bool IsGeneratedOp(const std::string& op) {
   static const std::unordered_set<std::string> ops = {
       "Add",  "Sub",  "Mul",   "Div",   "Max",        "Min",       "Sum",         "Neg",  "Abs",      "Relu", "Sqrt",
-      "Reciprocal", "Floor", "Ceil", "Exp", "Log", "LeakyRelu", "HardSigmoid", "Clip", "Identity", "Sigmoid", "Tanh",
-      "Split"};
+      "Reciprocal", "Floor", "Ceil", "Exp", "Log", "LeakyRelu", "HardSigmoid", "Clip", "Identity", "Sigmoid", "Tanh"};
   return ops.count(op) > 0;
 }
 
@@ -77,8 +77,18 @@ class Partitioner {
     candidate_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
       std::string why;
-      candidate_[static_cast<size_t>(i)] = Accepts(g_.node(i), &why);
-      if (!candidate_[static_cast<size_t>(i)]) refusals_.push_back(Describe(g_.node(i)) + ": " + why);
+      const onnx::NodeProto& node = g_.node(i);
+      if (node.op_type() == "Split" && (node.domain().empty() || node.domain() == "ai.onnx")) {
+        std::vector<int64_t> sizes;
+        if (AcceptsViewSplit(node, &sizes, &why)) {
+          view_splits_[i] = std::move(sizes);
+          continue;
+        }
+      } else {
+        candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
+        if (candidate_[static_cast<size_t>(i)]) continue;
+      }
+      refusals_.push_back(Describe(node) + ": " + why);
     }
     for (int i = 0; i < n; ++i) {
       if (!candidate_[static_cast<size_t>(i)]) continue;
@@ -107,45 +117,38 @@ class Partitioner {
     return it != model_.value_types.end() && it->second == DType::kFloat;
   }
 
-  // Split along the last axis into equal parts: its outputs become views of its input.
-  bool AcceptsSplit(const onnx::NodeProto& n, std::string* why) const {
+  // A Split along the last axis into known sizes: not a member of any group, but each partition
+  // that reads its outputs gets a copy of it, reading the Split's input as views (the GRU's
+  // [2H | H] gate split, the LSTM's four gates). Null when `n` is not such a Split.
+  const std::vector<int64_t>* ViewSplitSizes(int index) const {
+    auto it = view_splits_.find(index);
+    return it == view_splits_.end() ? nullptr : &it->second;
+  }
+
+  bool AcceptsViewSplit(const onnx::NodeProto& n, std::vector<int64_t>* sizes, std::string* why) const {
     if (model_.OpsetFor("") < 2) return *why = "Split-1", false;
+    if (n.output_size() < 2) return *why = "fewer than two outputs", false;
     const std::string& in = n.input(0);
     if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
     const auto* in_shape = ShapeOf(in);
-    if (!in_shape) return *why = "input '" + in + "' has no declared shape", false;
-    int64_t axis = 0;
-    std::vector<int64_t> split;
-    for (const auto& a : n.attribute()) {
-      if (a.name() == "axis") axis = a.i();
-      if (a.name() == "split") split.assign(a.ints().begin(), a.ints().end());
-    }
-    const int64_t rank = static_cast<int64_t>(in_shape->dims.size());
-    if (axis != -1 && axis != rank - 1) return *why = "not a split along the last axis", false;
+    if (!in_shape || in_shape->dims.empty() || in_shape->dims.back() < 0)
+      return *why = "input '" + in + "' has no static last dim", false;
+    std::vector<int64_t> constant;
     if (n.input_size() > 1 && !n.input(1).empty()) {
       const Tensor* c = ctx_.constants(n.input(1));
       if (!c || c->dtype() != DType::kInt64) return *why = "split sizes are not a constant", false;
-      split.assign(c->data<int64_t>(), c->data<int64_t>() + c->size());
+      constant.assign(c->data<int64_t>(), c->data<int64_t>() + c->size());
     }
-    for (int64_t v : split)
-      if (v != split.front()) return *why = "unequal split sizes", false;
-    const auto* out_shape = ShapeOf(n.output(0));
-    if (!out_shape) return *why = "output '" + n.output(0) + "' has no declared shape", false;
-    const onnx::TensorShapeProto part = ToShapeProto(*out_shape);
-    for (const auto& o : n.output()) {
-      const auto* s = ShapeOf(o);
-      if (o.empty() || !IsFloat(o) || !s || !SameDeclaredShape(ToShapeProto(*s), part))
-        return *why = "outputs of different or unknown shapes", false;
-    }
-    int64_t parts = 0;
-    if (!IsSplitInput(ToShapeProto(*in_shape), part, &parts) || parts != n.output_size())
-      return *why = "the outputs do not tile the input", false;
+    const int64_t rank = static_cast<int64_t>(in_shape->dims.size());
+    *sizes = LastAxisSplitSizes(n, rank, in_shape->dims.back(), constant.empty() ? nullptr : &constant);
+    if (sizes->empty()) return *why = "not a split of the last axis into known sizes", false;
+    for (const auto& o : n.output())
+      if (o.empty() || !IsFloat(o) || !ShapeOf(o)) return *why = "an output of unknown type or shape", false;
     return true;
   }
 
   bool Accepts(const onnx::NodeProto& n, std::string* why) const {
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
-    if (n.op_type() == "Split") return AcceptsSplit(n, why);
     if (!IsGeneratedOp(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
@@ -254,6 +257,7 @@ class Partitioner {
 
     std::vector<char> taken(static_cast<size_t>(n), 0);
     std::vector<onnx::NodeProto> partitions;
+    std::unordered_map<int, std::unordered_set<int>> read_by_views;  // view Split -> groups reading it
     int taken_nodes = 0;
     const int64_t first_index = model_.counters.count("jit_partitions") ? model_.counters.at("jit_partitions") : 0;
     for (auto& [root, nodes] : members) {
@@ -272,6 +276,37 @@ class Partitioner {
       std::unordered_set<std::string> produced, inputs_seen;
       for (int i : nodes)
         for (const auto& o : g_.node(i).output()) produced.insert(o);
+      // The view Splits this group reads come first, each once; their outputs become values of
+      // the body and their input (and constant sizes) the body's input (and initializer).
+      std::vector<int> views;
+      for (int i : nodes)
+        for (const auto& in : g_.node(i).input()) {
+          auto it = producer_.find(in);
+          if (it == producer_.end() || !ViewSplitSizes(it->second)) continue;
+          if (std::find(views.begin(), views.end(), it->second) == views.end()) views.push_back(it->second);
+        }
+      for (int v : views) {
+        const onnx::NodeProto& split = g_.node(v);
+        *body->add_node() = split;
+        for (const auto& o : split.output()) {
+          produced.insert(o);
+          *body->add_value_info() = ValueInfo(o);
+        }
+        const std::string& in = split.input(0);
+        if (inputs_seen.insert(in).second) {
+          part.add_input(in);
+          *body->add_input() = ValueInfo(in);
+        }
+        if (split.input_size() > 1 && !split.input(1).empty() && inputs_seen.insert(split.input(1)).second) {
+          const Tensor* c = ctx_.constants(split.input(1));
+          auto* t = body->add_initializer();
+          t->set_name(split.input(1));
+          t->set_data_type(onnx::TensorProto::INT64);
+          t->add_dims(c->size());
+          for (int64_t k = 0; k < c->size(); ++k) t->add_int64_data(c->data<int64_t>()[k]);
+        }
+        read_by_views[v].insert(root);
+      }
       for (int i : nodes) {
         const onnx::NodeProto& node = g_.node(i);
         *body->add_node() = node;
@@ -309,6 +344,16 @@ class Partitioner {
       taken_nodes += static_cast<int>(nodes.size());
       partitions.push_back(std::move(part));
     }
+    // A view Split whose outputs only partitions read is gone; one with other readers stays.
+    for (const auto& [v, groups] : read_by_views) {
+      bool other_readers = false;
+      for (const auto& o : g_.node(v).output())
+        other_readers |= graph_outputs.count(o) > 0 || read_by_subgraphs.count(o) > 0;
+      for (int c : consumers_[static_cast<size_t>(v)]) other_readers |= !candidate_[static_cast<size_t>(c)] || !taken[static_cast<size_t>(c)];
+      if (other_readers) continue;
+      taken[static_cast<size_t>(v)] = 1;
+      ++taken_nodes;
+    }
     onnx::GraphProto rewritten_nodes;
     for (int i = 0; i < n; ++i)
       if (!taken[static_cast<size_t>(i)]) *rewritten_nodes.add_node() = g_.node(i);
@@ -344,6 +389,7 @@ class Partitioner {
   std::vector<int> group_;
   std::vector<char> candidate_;
   std::vector<std::string> refusals_;
+  std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
 
 }  // namespace
