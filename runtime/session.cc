@@ -14,6 +14,7 @@
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
 #include "runtime/platform/thread_pool.h"
+#include "runtime/core/tensor_budget.h"
 
 namespace nuphar {
 namespace {
@@ -173,7 +174,21 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   CollectTypes(inferred.graph(), model_->value_types);
   NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
 
-  auto plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
+  NUPHAR_ASSIGN_OR_RETURN(const long long max_bytes,
+                          settings_->GetInt("nuphar_max_tensor_bytes", static_cast<long long>(kDefaultMaxTensorBytes)));
+  max_tensor_bytes_ = static_cast<size_t>(max_bytes);
+  // Initializers, packed weights and folded constants are tensors too: the same budget applies
+  // while the plan is built (graph_plan.cc catches it per folded node; this catches the rest).
+  ScopedTensorByteLimit budget(max_tensor_bytes_);
+  Expected<std::shared_ptr<GraphPlan>> plan = Diag::Msg("internal: plan not built");
+  try {
+    plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
+  } catch (const std::bad_alloc& e) {
+    const auto* big = dynamic_cast<const TensorTooLarge*>(&e);
+    return Diag::File(origin, big ? "loading needs a tensor of " + std::to_string(big->bytes) +
+                                        " bytes, above nuphar_max_tensor_bytes (" + std::to_string(big->limit) + ")"
+                                  : std::string("out of memory while loading the model"));
+  }
   if (!plan) return plan.status();
   plan_ = std::move(*plan);
 
@@ -193,6 +208,8 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 int Session::fused_pattern_count() const { return model_->fused_patterns; }
 
 int Session::num_threads() const { return thread_pool_ ? thread_pool_->num_threads() : 1; }
+
+int64_t Session::parallel_regions_run() const { return thread_pool_ ? thread_pool_->regions_run() : 0; }
 
 int Session::concurrent_node_pairs() const {
   int pairs = 0;
@@ -284,7 +301,11 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   }
   RunProfile run_profile;
   if (profiling) frame->set_profile(&run_profile);
-  Status status = frame->Execute();
+  Status status = Status::OK();
+  {
+    ScopedTensorByteLimit budget(max_tensor_bytes_);
+    status = frame->Execute();
+  }
   frame->set_profile(nullptr);
   std::vector<Tensor> outputs;
   if (status.ok()) {

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "runtime/core/profiler.h"
+#include "runtime/core/tensor_budget.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
@@ -120,6 +121,26 @@ Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
       if (pending[i] > 0) return Diag::Node(g.node(i), "the graph has a cycle through this node");
   }
   return order;
+}
+
+// The reason of an allocation refused by the tensor budget (runtime/core/tensor_budget.h) or by
+// the system.
+std::string TensorBudgetReason(const std::bad_alloc& e) {
+  if (const auto* big = dynamic_cast<const TensorTooLarge*>(&e))
+    return "needs a tensor of " + std::to_string(big->bytes) + " bytes, above nuphar_max_tensor_bytes (" +
+           std::to_string(big->limit) + "; the README's settings table says how to raise it)";
+  return "out of memory";
+}
+
+// One node's Compute under the tensor budget `limit` (the running thread may be a worker that
+// has no limit of its own); a refused allocation becomes the node's error.
+Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limit) {
+  ScopedTensorByteLimit scope(limit);
+  try {
+    return kernel.Compute(ctx);
+  } catch (const std::bad_alloc& e) {
+    return Diag::Msg(TensorBudgetReason(e));
+  }
 }
 
 }  // namespace
@@ -363,7 +384,13 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
       Frame fold(*plan, nullptr);
       KernelContext ctx(fold, pn.inputs, pn.outputs);
-      if (pn.kernel->Compute(ctx).ok()) {
+      Status folded = Status::OK();
+      try {
+        folded = pn.kernel->Compute(ctx);
+      } catch (const std::bad_alloc& e) {
+        return fail(Diag::Node(node, TensorBudgetReason(e)));
+      }
+      if (folded.ok()) {
         for (size_t o = 0; o < pn.outputs.size(); ++o) {
           if (pn.outputs[o] < 0) continue;
           const int ref = plan->num_locals_ + static_cast<int>(plan->constants_.size());
@@ -411,10 +438,11 @@ Status Frame::Execute() {
   // The only cost of profiling when it is off: this branch, once per graph execution.
   if (profile_) [[unlikely]]
     return ExecuteProfiled();
+  const size_t limit = TensorByteLimit();
   auto run = [&](size_t i) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
-    Status s = node.kernel->Compute(ctx);
+    Status s = ComputeWithBudget(*node.kernel, ctx, limit);
     if (!s.ok()) [[unlikely]]
       return NodeError(std::move(s), node);
     return Status::OK();
@@ -440,12 +468,13 @@ Status Frame::Execute() {
 // also use); both are folded into this frame's profile afterwards.
 Status Frame::ExecuteProfiled() {
   RunProfile* profile = RunProfile::ThreadOverride() ? RunProfile::ThreadOverride() : profile_;
+  const size_t limit = TensorByteLimit();
   auto run = [&](size_t i, RunProfile& into) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
     into.Enter();
     const int64_t t0 = Profiler::NowNs();
-    Status s = node.kernel->Compute(ctx);
+    Status s = ComputeWithBudget(*node.kernel, ctx, limit);
     const int64_t t1 = Profiler::NowNs();
     into.Leave(*this, static_cast<int>(i), t0, t1);
     if (!s.ok()) return NodeError(std::move(s), node);
