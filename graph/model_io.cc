@@ -1,6 +1,8 @@
 // Model I/O (graph/model_io.h): parsing with lifted size limits, external data, atomic save.
 #include "graph/model_io.h"
 
+#include "graph/model_check.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -131,7 +133,8 @@ Expected<std::string> ReadFile(const std::string& path) {
 }
 
 Status LoadModelFromBytes(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {
-  return ParseModel(data, size, model, origin);
+  NUPHAR_RETURN_IF_ERROR(ParseModel(data, size, model, origin));
+  return CheckModelStructure(*model, origin);
 }
 
 Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOptions& options) {
@@ -176,7 +179,8 @@ Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOpt
     });
     NUPHAR_RETURN_IF_ERROR(status);
   }
-  return Status::OK();
+  // Every tool and the runtime load through here, so all refuse a broken graph the same way.
+  return CheckModelStructure(*model, path);
 }
 
 // Where a write to `path` lands: a symlink is followed to its final target, so the link stays a

@@ -28,10 +28,15 @@ nuphar::Status InferShapes(onnx::ModelProto* model) {
     s.diag().reason = "shape inference failed: " + s.diag().reason + " (use --skip_shape_inference to skip it)";
     return s;
   }
+  if (result->outcome == nuphar::InferOutcome::kUnsupportedOpset)
+    return nuphar::Diag::Msg("symbolic shape inference needs a default-domain ONNX opset of 7 or above "
+                             "(use --skip_shape_inference to write the model without it)");
   if (result->outcome != nuphar::InferOutcome::kComplete) {
-    std::string what = result->unknown_values.empty() ? result->first_incomplete_node : result->unknown_values[0];
-    return nuphar::Diag::Msg("Incomplete symbolic shape inference: no shape for '" + what +
-                             "' (use --skip_shape_inference to write the model without it)");
+    std::string what = result->unknown_values.empty() ? std::string() : "no shape for '" + result->unknown_values[0] + "'";
+    if (!result->first_incomplete_node.empty())
+      what += (what.empty() ? "" : ", ") + std::string("first lost at node ") + result->first_incomplete_node;
+    return nuphar::Diag::Msg("Incomplete symbolic shape inference: " + what +
+                             " (use --skip_shape_inference to write the model without it)");
   }
   return nuphar::Status::OK();
 }
