@@ -84,15 +84,18 @@ Status CheckAttributeTypes(const onnx::NodeProto& n, const Opsets& opsets) {
 Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const Opsets& opsets) {
   const std::string& gname = g.name();
   Names defined;         // this graph's inputs, initializers and node outputs
-  Names initializers;
+  std::unordered_map<std::string, const onnx::TensorProto*> initializers;
   for (const auto& in : g.input()) {
-    if (!defined.insert(in.name()).second)
-      return InGraph(Diag::Msg("graph input '" + in.name() + "' is listed twice"), gname);
+    // A graph input listed twice is tolerated: the original model_editor writes its zero-state
+    // inputs that way (../shared/fixtures/quantizer/lstm_scan.onnx), and consumers use the first.
+    defined.insert(in.name());
     NUPHAR_RETURN_IF_ERROR(CheckDims(in, gname));
   }
   for (const auto& t : g.initializer()) {
-    if (!initializers.insert(t.name()).second)
-      return InGraph(Diag::Msg("initializer '" + t.name() + "' is defined twice"), gname);
+    // The original model_editor also repeats its zero-state initializers, identical: tolerated.
+    if (auto [it, fresh] = initializers.emplace(t.name(), &t);
+        !fresh && it->second->SerializeAsString() != t.SerializeAsString())
+      return InGraph(Diag::Msg("initializer '" + t.name() + "' is defined twice, with different values"), gname);
     defined.insert(t.name());  // an initializer may also be listed as an input (IR < 4)
     NUPHAR_RETURN_IF_ERROR(CheckTensor(t, gname, "initializer"));
   }

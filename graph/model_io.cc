@@ -198,7 +198,7 @@ static Expected<fs::path> ResolveOutputPath(const std::string& path) {
   }
   if (fs::is_directory(target, ec)) return Diag::File(path, "is a directory; the output must name a file");
   if (target.has_parent_path() && !fs::is_directory(target.parent_path(), ec))
-    return Diag::File(path, "output directory " + target.parent_path().string() + " does not exist");
+    return Diag::File(path, "output directory does not exist: " + target.parent_path().string());
   return target;
 }
 
