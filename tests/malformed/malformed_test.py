@@ -138,7 +138,7 @@ def branch(out_names):
 
 # ---- the cases ----------------------------------------------------------------------------------
 # Each case: name -> (bytes or ModelProto, extra files {relative path: bytes}, expectations,
-# perf_test --dims). Expectations map a tool ("editor:MODE", "shape", "quant", "perf"), else its
+# extra perf_test arguments). Expectations map a tool ("editor:MODE", "shape", "quant", "perf"), else its
 # family ("editor"), else "*", to (exit code, message fragment).
 
 LOAD = (1, "not a valid ONNX model")
@@ -159,8 +159,8 @@ def cases():
     good = relu_model().SerializeToString()
     c = {}
 
-    def add(name, data, expect, files=None, dims=""):
-        c[name] = (data, files or {}, expect, dims)
+    def add(name, data, expect, files=None, perf_args=()):
+        c[name] = (data, files or {}, expect, list(perf_args))
 
     # ---- not a model at all
     add("truncated", good[: len(good) // 2], {"*": LOAD})
@@ -278,6 +278,14 @@ def cases():
     add("loop_trip_count_2p62", loop_model(1 << 62, good_loop_body()),
         passes((1, "trip count M = 4611686018427387904 is above nuphar_max_loop_iterations"),
                editor__loop_to_scan=(1, "loop")))
+    # No trip count and a condition that stays true: stopped by the iteration budget, here set
+    # low through the settings string so the case stays fast (the default is 10 million).
+    forever = loop_model(1, good_loop_body())
+    forever.graph.node[0].input[0] = ""
+    add("loop_condition_never_false", forever,
+        passes((1, "still running after nuphar_max_loop_iterations (1000) iterations"),
+               editor__loop_to_scan=(1, "loop")),
+        perf_args=["--settings", "nuphar_max_loop_iterations:1000"])
     add("if_branch_output_count", if_model(branch(["a"]), branch(["b", "c"])),
         passes((1, "node 'if' (If): else_branch has 2 outputs, the node has 1")))
     add("if_without_else", model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch(["a"]))],
@@ -291,14 +299,14 @@ def expectation(expect, tool):
     return expect.get(tool) or expect.get(tool.split(":")[0]) or expect.get("*")
 
 
-def command(bin_dir, tool, model_path, out_path, dims):
+def command(bin_dir, tool, model_path, out_path, perf_args):
     if tool.startswith("editor:"):
         return [f"{bin_dir}/model_editor", "--input", model_path, "--output", out_path, "--mode", tool.split(":")[1]]
     if tool == "shape":
         return [f"{bin_dir}/symbolic_shape_infer", "--input", model_path, "--output", out_path]
     if tool == "quant":
         return [f"{bin_dir}/model_quantizer", "--input", model_path, "--output", out_path]
-    return [f"{bin_dir}/perf_test", "-r", "1", "--warmup", "0"] + (["--dims", dims] if dims else []) + [model_path]
+    return [f"{bin_dir}/perf_test", "-r", "1", "--warmup", "0"] + perf_args + [model_path]
 
 
 def main():
@@ -307,7 +315,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     all_cases = cases()
     failures, runs = [], 0
-    for name, (data, files, expect, dims) in sorted(all_cases.items()):
+    for name, (data, files, expect, perf_args) in sorted(all_cases.items()):
         if only and name not in only:
             continue
         case_dir = os.path.join(work, name)
@@ -327,7 +335,7 @@ def main():
             want_code, want_text = expectation(expect, tool)
             runs += 1
             try:
-                p = subprocess.run(command(bin_dir, tool, model_path, out_path, dims), capture_output=True, text=True,
+                p = subprocess.run(command(bin_dir, tool, model_path, out_path, perf_args), capture_output=True, text=True,
                                    errors="replace", timeout=30)
                 code, text = p.returncode, p.stdout + p.stderr
             except subprocess.TimeoutExpired:
