@@ -255,9 +255,11 @@ Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, cons
   if (!external) return WriteModelAtomic(model_in, path);
   // Move large tensors to one side file, then write the (now small) model.
   onnx::ModelProto model = model_in;
+  // The side file goes beside the file the model lands in: through a symlink, that is the target.
+  NUPHAR_ASSIGN_OR_RETURN(const fs::path target, ResolveOutputPath(path));
   const std::string side_name =
-      options.external_file_name.empty() ? fs::path(path).filename().string() + ".data" : options.external_file_name;
-  const fs::path side_path = fs::path(path).parent_path() / side_name;
+      options.external_file_name.empty() ? target.filename().string() + ".data" : options.external_file_name;
+  const fs::path side_path = target.parent_path() / side_name;
   std::string side;
   ForEachTensor(model.mutable_graph(), [&](onnx::TensorProto* t) {
     if (!t->has_raw_data() || static_cast<int64_t>(t->raw_data().size()) < options.external_threshold_bytes) return;

@@ -236,6 +236,21 @@ TEST_F(CliContractTest, OutputThroughASymlinkKeepsTheLinkAndTheMode) {
   EXPECT_EQ(std::distance(fs::directory_iterator(P("real")), fs::directory_iterator()), 1);
 }
 
+TEST_F(CliContractTest, ExternalDataThroughASymlinkLandsBesideTheTarget) {
+  const std::string model = SmallModel();
+  fs::create_directories(P("real"));
+  { std::ofstream(P("real/t.onnx")) << "old"; }
+  fs::create_symlink("real/t.onnx", P("link.onnx"));
+  auto r = Tool("symbolic_shape_infer", "--input " + model + " --output " + P("link.onnx") +
+                                             " --save_as_external_data --external_data_size_threshold 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::is_symlink(P("link.onnx")));
+  EXPECT_TRUE(fs::exists(P("real/t.onnx.data")));  // the model names its side file relative to itself
+  EXPECT_FALSE(fs::exists(P("link.onnx.data")));
+  onnx::ModelProto out;
+  EXPECT_TRUE(LoadModel(P("link.onnx"), &out).ok());
+}
+
 // ---- model_quantizer: nothing quantized ---------------------------------------------------
 
 TEST_F(CliContractTest, QuantizerThatQuantizedNothingSaysWhyAndWritesNothing) {
