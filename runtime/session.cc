@@ -179,9 +179,9 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   max_tensor_bytes_ = static_cast<size_t>(max_bytes);
   // Initializers, packed weights and folded constants are tensors too: the same budget applies
   // while the plan is built (graph_plan.cc catches it per folded node; this catches the rest).
-  ScopedTensorByteLimit budget(max_tensor_bytes_);
   Expected<std::shared_ptr<GraphPlan>> plan = Diag::Msg("internal: plan not built");
   try {
+    ScopedTensorByteLimit budget(max_tensor_bytes_);  // only where a refusal is caught
     plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
   } catch (const std::bad_alloc& e) {
     const auto* big = dynamic_cast<const TensorTooLarge*>(&e);

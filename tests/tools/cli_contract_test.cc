@@ -200,6 +200,19 @@ TEST_F(CliContractTest, PerfTestReportsTheEngineAndThreadsThatRan) {
   EXPECT_TRUE(Has(r, "\"threads_requested\":4")) << r.output;
 }
 
+TEST_F(CliContractTest, TheTensorBudgetIsASettingAndNamesTheNode) {
+  const std::string model = SmallModel();
+  auto small = Tool("perf_test", "-r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:1000 " + model);
+  EXPECT_EQ(small.exit_code, 1) << small.output;
+  EXPECT_TRUE(Has(small, "node 'relu' (Relu): needs a tensor of 1200 bytes, above nuphar_max_tensor_bytes (1000"))
+      << small.output;
+  auto off = Tool("perf_test", "-r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:0 " + model);
+  EXPECT_EQ(off.exit_code, 0) << off.output;
+  auto bad = Tool("perf_test", "-r 1 --warmup 0 --dims n=1 --settings nuphar_max_loop_iterations:-1 " + model);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(Has(bad, "nuphar_max_loop_iterations must not be negative")) << bad.output;
+}
+
 // ---- outputs -------------------------------------------------------------------------------
 
 TEST_F(CliContractTest, OutputNamingADirectoryOrNothingIsAClearError) {
