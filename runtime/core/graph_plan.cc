@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "runtime/core/profiler.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/tensor_budget.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
@@ -40,6 +41,10 @@ const Tensor* PlanScope::ConstantFor(int ref) const {
 }
 
 namespace {
+
+// Default of nuphar_max_subgraph_depth: real models nest bodies two or three levels (an LSTM's
+// Scan inside a Loop inside an If); 16 leaves room and stops a hostile chain early.
+constexpr long long kDefaultMaxSubgraphDepth = 16;
 
 // Names a subgraph reads from enclosing scopes (its implicit inputs), recursively.
 void CollectFreeNames(const onnx::GraphProto& g, std::unordered_set<std::string>& bound,
@@ -245,6 +250,17 @@ void GraphPlan::PairIndependentNodes(GraphPlan* plan) {
 
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
+  // Nesting budget (nuphar_max_subgraph_depth): each level of Scan/Loop/If bodies costs a plan
+  // and a frame per execution; a hostile model nests as deep as protobuf's parser lets it.
+  int depth = 0;
+  for (const PlanScope* p = parent; p != nullptr; p = p->parent) ++depth;
+  if (depth > 0 && model.settings != nullptr) {
+    auto max_depth = model.settings->GetInt("nuphar_max_subgraph_depth", kDefaultMaxSubgraphDepth);
+    if (!max_depth) return max_depth.status();
+    if (*max_depth > 0 && depth > *max_depth)
+      return Diag::File(model.file, "graph '" + graph_in.name() + "' is a subgraph nested " + std::to_string(depth) +
+                                        " levels deep, above nuphar_max_subgraph_depth (" + std::to_string(*max_depth) + ")");
+  }
   auto plan = std::make_shared<GraphPlan>();
   OpsetOverrides opset_overrides;
   const onnx::GraphProto* graph_ptr = &graph_in;

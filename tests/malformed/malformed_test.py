@@ -175,6 +175,9 @@ def cases():
     m.ir_version = 0
     add("no_ir_version", m, {"*": (1, "ir_version is missing")})
     add("nested_10000_if", nested_if_bytes(10000), {"*": (1, "nested deeper than about 30 levels")})
+    # Within protobuf's limit, above the runtime's nesting budget (nuphar_max_subgraph_depth 16).
+    add("nested_20_if", nested_if_bytes(20), {"editor": (0, "Done!"), "shape": (0, "Done!"), "quant": NOTHING,
+                                              "perf": (1, "levels deep, above nuphar_max_subgraph_depth (16)")})
 
     # ---- broken graph structure
     add("cycle", model([helper.make_node("Relu", ["b"], ["a"], name="n_a"), helper.make_node("Relu", ["a"], ["b"], name="n_b")],
