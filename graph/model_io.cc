@@ -1,15 +1,20 @@
 // Model I/O (graph/model_io.h): parsing with lifted size limits, external data, atomic save.
 #include "graph/model_io.h"
 
+#include "graph/model_check.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <fcntl.h>
 #include <onnx/onnx_pb.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -36,23 +41,50 @@ void ForEachTensor(onnx::GraphProto* graph, const std::function<void(onnx::Tenso
   }
 }
 
+// A non-negative decimal integer of external_data, or -1 (std::stoll throws on junk).
+int64_t ParseExternalInt(const std::string& text) {
+  if (text.empty() || text.size() > 18) return -1;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
 Status InlineExternalData(onnx::TensorProto* t, const fs::path& base_dir, const std::string& model_path) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t->external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      const int64_t v = ParseExternalInt(kv.value());
+      if (v < 0)
+        return Diag::File(model_path, "tensor '" + t->name() + "': external data " + kv.key() + " '" + kv.value() +
+                                          "' is not a non-negative integer");
+      (kv.key() == "offset" ? offset : length) = v;
+    }
   }
   if (location.empty())
     return Diag::File(model_path, "tensor '" + t->name() + "' is external but has no location");
+  // A downloaded model must not read files outside its own folder (ONNX's checker rule too).
+  const fs::path rel(location);
+  bool escapes = rel.is_absolute() || rel.has_root_name() || rel.has_root_directory();
+  for (const auto& part : rel) escapes |= part == "..";
+  if (escapes)
+    return Diag::File(model_path, "tensor '" + t->name() + "': external data location '" + location +
+                                      "' lies outside the model's folder (absolute paths and '..' are refused)");
   fs::path side = base_dir / location;
+  std::error_code ec;
+  if (!fs::is_regular_file(side, ec))
+    return Diag::File(side.string(), "external data file of tensor '" + t->name() + "' is missing or not a file");
   std::ifstream in(side, std::ios::binary);
   if (!in) return Diag::File(side.string(), "external data file of tensor '" + t->name() + "' cannot be opened");
   in.seekg(0, std::ios::end);
   const int64_t file_size = in.tellg();
   if (length < 0) length = file_size - offset;
-  if (offset < 0 || offset + length > file_size)
+  if (offset > file_size || length > file_size - offset)
     return Diag::File(side.string(), "external data of tensor '" + t->name() + "' lies outside the file (offset " +
                                          std::to_string(offset) + ", length " + std::to_string(length) + ", size " +
                                          std::to_string(file_size) + ")");
@@ -67,7 +99,11 @@ Status InlineExternalData(onnx::TensorProto* t, const fs::path& base_dir, const 
 }
 
 Status CheckParsedModel(bool parsed, const onnx::ModelProto& model, const std::string& origin) {
-  if (!parsed) return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated or not a ModelProto)");
+  // protobuf's parser also stops at 100 nested messages (about 30 levels of subgraphs, three
+  // messages each): that is the nesting budget of every tool, so a 10,000-deep model fails here.
+  if (!parsed)
+    return Diag::File(origin, "not a valid ONNX model (protobuf parse failed: truncated, not a ModelProto, or "
+                              "subgraphs nested deeper than about 30 levels)");
   if (!model.has_graph()) return Diag::File(origin, "not an ONNX model: the ModelProto has no graph");
   if (model.ir_version() <= 0) return Diag::File(origin, "not an ONNX model: ir_version is missing");
   return CheckOpsetKnown(model, origin);
@@ -99,7 +135,8 @@ Expected<std::string> ReadFile(const std::string& path) {
 }
 
 Status LoadModelFromBytes(const void* data, size_t size, onnx::ModelProto* model, const std::string& origin) {
-  return ParseModel(data, size, model, origin);
+  NUPHAR_RETURN_IF_ERROR(ParseModel(data, size, model, origin));
+  return CheckModelStructure(*model, origin);
 }
 
 Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOptions& options) {
@@ -135,26 +172,50 @@ Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOpt
   }
   ::close(fd);
   NUPHAR_RETURN_IF_ERROR(CheckParsedModel(parsed && whole, *model, path));
-  if (!options.load_external_data) return Status::OK();
-  const fs::path base_dir = fs::path(path).parent_path();
-  Status status;
-  ForEachTensor(model->mutable_graph(), [&](onnx::TensorProto* t) {
-    if (status.ok() && t->data_location() == onnx::TensorProto::EXTERNAL)
-      status = InlineExternalData(t, base_dir, path);
-  });
-  return status;
+  if (options.load_external_data) {
+    const fs::path base_dir = fs::path(path).parent_path();
+    Status status;
+    ForEachTensor(model->mutable_graph(), [&](onnx::TensorProto* t) {
+      if (status.ok() && t->data_location() == onnx::TensorProto::EXTERNAL)
+        status = InlineExternalData(t, base_dir, path);
+    });
+    NUPHAR_RETURN_IF_ERROR(status);
+  }
+  // Every tool and the runtime load through here, so all refuse a broken graph the same way.
+  return CheckModelStructure(*model, path);
 }
 
-// Creates `path`'s temporary sibling, lets `write` fill it, and renames it into place; removes
-// the temporary file on any failure, so no partial output is ever left behind.
-static Status WriteThroughTempFile(const std::string& path, const std::function<bool(int fd)>& write) {
-  const fs::path target(path);
+// Where a write to `path` lands: a symlink is followed to its final target, so the link stays a
+// link and the file it names is replaced (what `cp` or an editor would do). Returns the path to
+// rename onto, or an error for an empty name, a directory or a symlink loop.
+static Expected<fs::path> ResolveOutputPath(const std::string& path) {
+  if (path.empty()) return Diag::Msg("no output file given (the output path is empty)");
+  fs::path target(path);
   std::error_code ec;
-  if (target.has_parent_path() && !fs::exists(target.parent_path(), ec))
-    return Diag::File(path, "output directory does not exist");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return Diag::File(path, "cannot be opened for writing");
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40) return Diag::File(path, "too many levels of symbolic links");
+    fs::path next = fs::read_symlink(target, ec);
+    if (ec) return Diag::File(path, "cannot read the symbolic link: " + ec.message());
+    target = next.is_absolute() ? next : target.parent_path() / next;
+  }
+  if (fs::is_directory(target, ec)) return Diag::File(path, "is a directory; the output must name a file");
+  if (target.has_parent_path() && !fs::is_directory(target.parent_path(), ec))
+    return Diag::File(path, "output directory does not exist: " + target.parent_path().string());
+  return target;
+}
+
+// Creates the target's temporary sibling (same directory, so the rename is atomic), lets
+// `write` fill it, and renames it into place; removes the temporary file on any failure, so no
+// partial output is ever left behind. An existing output keeps its permission bits; a new one
+// gets 0666 less the umask, as open() would give it.
+static Status WriteThroughTempFile(const std::string& path, const std::function<bool(int fd)>& write) {
+  NUPHAR_ASSIGN_OR_RETURN(const fs::path target, ResolveOutputPath(path));
+  std::error_code ec;
+  const std::string tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return Diag::File(path, std::string("cannot be opened for writing: ") + std::strerror(errno));
+  struct stat existing;
+  if (::stat(target.c_str(), &existing) == 0) (void)::fchmod(fd, existing.st_mode & 07777);
   bool ok = write(fd);
   ok = (::close(fd) == 0) && ok;
   if (!ok) {
@@ -196,9 +257,11 @@ Status SaveModel(const onnx::ModelProto& model_in, const std::string& path, cons
   if (!external) return WriteModelAtomic(model_in, path);
   // Move large tensors to one side file, then write the (now small) model.
   onnx::ModelProto model = model_in;
+  // The side file goes beside the file the model lands in: through a symlink, that is the target.
+  NUPHAR_ASSIGN_OR_RETURN(const fs::path target, ResolveOutputPath(path));
   const std::string side_name =
-      options.external_file_name.empty() ? fs::path(path).filename().string() + ".data" : options.external_file_name;
-  const fs::path side_path = fs::path(path).parent_path() / side_name;
+      options.external_file_name.empty() ? target.filename().string() + ".data" : options.external_file_name;
+  const fs::path side_path = target.parent_path() / side_name;
   std::string side;
   ForEachTensor(model.mutable_graph(), [&](onnx::TensorProto* t) {
     if (!t->has_raw_data() || static_cast<int64_t>(t->raw_data().size()) < options.external_threshold_bytes) return;

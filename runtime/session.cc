@@ -18,6 +18,7 @@
 #include "runtime/jit/jit.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/platform/thread_pool.h"
+#include "runtime/core/tensor_budget.h"
 
 namespace nuphar {
 namespace {
@@ -202,7 +203,21 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   CollectTypes(inferred.graph(), *model_);
   NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
 
-  auto plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
+  NUPHAR_ASSIGN_OR_RETURN(const long long max_bytes,
+                          settings_->GetInt("nuphar_max_tensor_bytes", static_cast<long long>(kDefaultMaxTensorBytes)));
+  max_tensor_bytes_ = static_cast<size_t>(max_bytes);
+  // Initializers, packed weights and folded constants are tensors too: the same budget applies
+  // while the plan is built (graph_plan.cc catches it per folded node; this catches the rest).
+  Expected<std::shared_ptr<GraphPlan>> plan = Diag::Msg("internal: plan not built");
+  try {
+    ScopedTensorByteLimit budget(max_tensor_bytes_);  // only where a refusal is caught
+    plan = GraphPlan::Compile(model_in.graph(), *model_, nullptr);
+  } catch (const std::bad_alloc& e) {
+    const auto* big = dynamic_cast<const TensorTooLarge*>(&e);
+    return Diag::File(origin, big ? "loading needs a tensor of " + std::to_string(big->bytes) +
+                                        " bytes, above nuphar_max_tensor_bytes (" + std::to_string(big->limit) + ")"
+                                  : std::string("out of memory while loading the model"));
+  }
   if (!plan) return plan.status();
   plan_ = std::move(*plan);
 
@@ -227,6 +242,8 @@ int64_t Session::counter(const std::string& name) const {
 }
 
 int Session::num_threads() const { return thread_pool_ ? thread_pool_->num_threads() : 1; }
+
+int64_t Session::parallel_regions_run() const { return thread_pool_ ? thread_pool_->regions_run() : 0; }
 
 int Session::concurrent_node_pairs() const {
   int pairs = 0;
@@ -318,7 +335,11 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   }
   RunProfile run_profile;
   if (profiling) frame->set_profile(&run_profile);
-  Status status = frame->Execute();
+  Status status = Status::OK();
+  {
+    ScopedTensorByteLimit budget(max_tensor_bytes_);
+    status = frame->Execute();
+  }
   frame->set_profile(nullptr);
   std::vector<Tensor> outputs;
   if (status.ok()) {

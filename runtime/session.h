@@ -80,6 +80,9 @@ class Session {
   /// Pairs of independent sequence nodes (Scan, Loop, LSTM/GRU/RNN) of the main graph that run
   /// side by side (0 with one thread).
   int concurrent_node_pairs() const;
+  /// Parallel regions the session's workers have run so far (0 with one thread, or when no
+  /// product was split and no nodes ran side by side): tools report the threads that really ran.
+  int64_t parallel_regions_run() const;
 
   /// Runs the model. `output_names` empty = all graph outputs, in graph order.
   Expected<std::vector<Tensor>> Run(const NamedTensors& inputs, const std::vector<std::string>& output_names = {}) const;
@@ -110,6 +113,7 @@ class Session {
   std::unique_ptr<Profiler> profiler_;  ///< null unless profiling
   std::string profile_file_;
   std::atomic<bool> profiling_{false};
+  size_t max_tensor_bytes_ = 0;  ///< nuphar_max_tensor_bytes (runtime/core/tensor_budget.h); 0 = no limit
 };
 
 }  // namespace nuphar

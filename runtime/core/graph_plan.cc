@@ -9,6 +9,8 @@
 #include <unordered_set>
 
 #include "runtime/core/profiler.h"
+#include "runtime/core/settings.h"
+#include "runtime/core/tensor_budget.h"
 #include "runtime/core/tensor_proto.h"
 
 namespace nuphar {
@@ -40,6 +42,10 @@ const Tensor* PlanScope::ConstantFor(int ref) const {
 }
 
 namespace {
+
+// Default of nuphar_max_subgraph_depth: real models nest bodies two or three levels (an LSTM's
+// Scan inside a Loop inside an If); 16 leaves room and stops a hostile chain early.
+constexpr long long kDefaultMaxSubgraphDepth = 16;
 
 // Names a subgraph reads from enclosing scopes (its implicit inputs), recursively.
 void CollectFreeNames(const onnx::GraphProto& g, std::unordered_set<std::string>& bound,
@@ -121,6 +127,26 @@ Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
       if (pending[i] > 0) return Diag::Node(g.node(i), "the graph has a cycle through this node");
   }
   return order;
+}
+
+// The reason of an allocation refused by the tensor budget (runtime/core/tensor_budget.h) or by
+// the system.
+std::string TensorBudgetReason(const std::bad_alloc& e) {
+  if (const auto* big = dynamic_cast<const TensorTooLarge*>(&e))
+    return "needs a tensor of " + std::to_string(big->bytes) + " bytes, above nuphar_max_tensor_bytes (" +
+           std::to_string(big->limit) + "; the README's settings table says how to raise it)";
+  return "out of memory";
+}
+
+// One node's Compute under the tensor budget `limit` (the running thread may be a worker that
+// has no limit of its own); a refused allocation becomes the node's error.
+Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limit) {
+  ScopedTensorByteLimit scope(limit);
+  try {
+    return kernel.Compute(ctx);
+  } catch (const std::bad_alloc& e) {
+    return Diag::Msg(TensorBudgetReason(e));
+  }
 }
 
 }  // namespace
@@ -356,7 +382,13 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
       Frame fold(*this, nullptr);
       KernelContext ctx(fold, pn.inputs, pn.outputs);
-      if (pn.kernel->Compute(ctx).ok()) {
+      Status folded = Status::OK();
+      try {
+        folded = pn.kernel->Compute(ctx);
+      } catch (const std::bad_alloc& e) {
+        return Diag::Node(node, TensorBudgetReason(e));
+      }
+      if (folded.ok()) {
         for (size_t o = 0; o < pn.outputs.size(); ++o) {
           if (pn.outputs[o] < 0) continue;
           const int ref = num_locals_ + static_cast<int>(constants_.size());
@@ -386,6 +418,17 @@ Status GraphPlan::ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   NUPHAR_CHECK(model.registry != nullptr, "ModelContext::registry must be set");
+  // Nesting budget (nuphar_max_subgraph_depth): each level of Scan/Loop/If bodies costs a plan
+  // and a frame per execution; a hostile model nests as deep as protobuf's parser lets it.
+  int depth = 0;
+  for (const PlanScope* p = parent; p != nullptr; p = p->parent) ++depth;
+  if (depth > 0 && model.settings != nullptr) {
+    auto max_depth = model.settings->GetInt("nuphar_max_subgraph_depth", kDefaultMaxSubgraphDepth);
+    if (!max_depth) return max_depth.status();
+    if (*max_depth > 0 && depth > *max_depth)
+      return Diag::File(model.file, "graph '" + graph_in.name() + "' is a subgraph nested " + std::to_string(depth) +
+                                        " levels deep, above nuphar_max_subgraph_depth (" + std::to_string(*max_depth) + ")");
+  }
   auto plan = std::make_shared<GraphPlan>();
   OpsetOverrides overrides;
   NUPHAR_ASSIGN_OR_RETURN(const onnx::GraphProto* graph_ptr, plan->ApplyRewrites(graph_in, model, parent, &overrides));
@@ -428,10 +471,11 @@ Status Frame::Execute() {
   // The only cost of profiling when it is off: this branch, once per graph execution.
   if (profile_) [[unlikely]]
     return ExecuteProfiled();
+  const size_t limit = TensorByteLimit();
   auto run = [&](size_t i) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
-    Status s = node.kernel->Compute(ctx);
+    Status s = ComputeWithBudget(*node.kernel, ctx, limit);
     if (!s.ok()) [[unlikely]]
       return NodeError(std::move(s), node);
     return Status::OK();
@@ -457,12 +501,13 @@ Status Frame::Execute() {
 // also use); both are folded into this frame's profile afterwards.
 Status Frame::ExecuteProfiled() {
   RunProfile* profile = RunProfile::ThreadOverride() ? RunProfile::ThreadOverride() : profile_;
+  const size_t limit = TensorByteLimit();
   auto run = [&](size_t i, RunProfile& into) -> Status {
     const PlanNode& node = plan_.nodes()[i];
     KernelContext ctx(*this, node.inputs, node.outputs, static_cast<int>(i));
     into.Enter();
     const int64_t t0 = Profiler::NowNs();
-    Status s = node.kernel->Compute(ctx);
+    Status s = ComputeWithBudget(*node.kernel, ctx, limit);
     const int64_t t1 = Profiler::NowNs();
     into.Leave(*this, static_cast<int>(i), t0, t1);
     if (!s.ok()) return NodeError(std::move(s), node);

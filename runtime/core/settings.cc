@@ -38,6 +38,8 @@ const std::vector<std::string>& Settings::KnownKeys() {
       "nuphar_igemm_tile_n", "nuphar_igemm_tile_k", "nuphar_igemm_permute", "nuphar_igemm_split_last_tile",
       "nuphar_fast_math", "nuphar_fast_activation", "nuphar_imatmul_force_mkl", "nuphar_force_no_tensorize",
       "nuphar_profile_file",  // per-kernel trace (runtime/core/profiler.h)
+      // Budgets against hostile models (runtime/core/tensor_budget.h, kernels/control_flow_loop.cc).
+      "nuphar_max_tensor_bytes", "nuphar_max_loop_iterations", "nuphar_max_subgraph_depth",
   };
   return keys;
 }
@@ -78,7 +80,8 @@ Expected<Settings> Settings::Parse(const std::string& text, std::vector<std::str
                        s.Get("nuphar_execution_mode") + "'");
   }
   for (const char* int_key : {"nuphar_num_threads", "nuphar_parallel_min_workloads", "nuphar_igemm_tile_m",
-                              "nuphar_igemm_tile_n", "nuphar_igemm_tile_k"}) {
+                              "nuphar_igemm_tile_n", "nuphar_igemm_tile_k", "nuphar_max_tensor_bytes",
+                              "nuphar_max_loop_iterations", "nuphar_max_subgraph_depth"}) {
     auto v = s.GetInt(int_key, 0);
     if (!v) return v.status();
     if (*v < 0) return Diag::Msg(std::string("settings: ") + int_key + " must not be negative");

@@ -1,6 +1,8 @@
 // Tensor storage (runtime/core/tensor.h).
 #include "runtime/core/tensor.h"
 
+#include "runtime/core/tensor_budget.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -10,11 +12,17 @@ namespace nuphar {
 
 namespace {
 std::atomic<uint64_t> g_buffer_allocations{0};
+thread_local size_t t_tensor_byte_limit = 0;
 }  // namespace
+
+size_t TensorByteLimit() { return t_tensor_byte_limit; }
+ScopedTensorByteLimit::ScopedTensorByteLimit(size_t limit) : previous_(t_tensor_byte_limit) { t_tensor_byte_limit = limit; }
+ScopedTensorByteLimit::~ScopedTensorByteLimit() { t_tensor_byte_limit = previous_; }
 
 uint64_t Buffer::AllocationCount() { return g_buffer_allocations.load(std::memory_order_relaxed); }
 
 Buffer::Buffer(size_t bytes) {
+  if (t_tensor_byte_limit != 0 && bytes > t_tensor_byte_limit) throw TensorTooLarge(bytes, t_tensor_byte_limit);
   g_buffer_allocations.fetch_add(1, std::memory_order_relaxed);
   capacity_ = (bytes + 63) & ~size_t{63};
   if (capacity_ == 0) capacity_ = 64;  // every tensor has a valid, aligned pointer

@@ -80,17 +80,60 @@ Status WriteTensorBin(const std::string& prefix, const std::string& name, const 
   return WriteFileAtomic(prefix + ".json", meta.dump() + "\n");
 }
 
-Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec) {
-  std::map<std::string, Tensor> by_name;
-  std::map<int, Tensor> by_position;
+namespace {
+
+// Elements of a random input, refused past 2^31 (8 GiB of floats): --dims seq=1e12 should be an
+// error, not an allocation that takes the machine down.
+Expected<int64_t> ElementCount(const std::vector<int64_t>& shape, const std::string& name) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && n > (int64_t{1} << 31) / d)
+      return Diag::Msg("input '" + name + "' of shape " + ShapeToString(shape) +
+                       " is too large to generate (more than 2^31 elements)");
+    n *= d;
+  }
+  return n;
+}
+
+// --dims keys that name nothing in the model: a typo would otherwise be ignored silently and
+// the run fail later (or, for a dim with a fixed value, never notice).
+Status CheckDimNames(const Session& session, const std::map<std::string, int64_t>& dims) {
+  std::vector<std::string> known;
+  for (const ValueDesc& d : session.inputs()) {
+    for (size_t i = 0; i < d.dims.size(); ++i) {
+      if (d.dims[i] >= 0) continue;
+      known.push_back(d.name + ":" + std::to_string(i));
+      if (!d.dim_params[i].empty()) known.push_back(d.dim_params[i]);
+    }
+  }
+  std::string unknown;
+  for (const auto& [key, value] : dims)
+    if (std::find(known.begin(), known.end(), key) == known.end()) unknown += (unknown.empty() ? "'" : ", '") + key + "'";
+  if (unknown.empty()) return Status::OK();
+  std::sort(known.begin(), known.end());
+  known.erase(std::unique(known.begin(), known.end()), known.end());
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  return Diag::Msg("--dims " + unknown + ": no input of the model has such a dim (settable dims: " +
+                   (list.empty() ? std::string("none, every input dim is fixed") : list) + ")");
+}
+
+}  // namespace
+
+Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec, std::vector<std::string>* sources) {
+  if (spec.strict_dims) NUPHAR_RETURN_IF_ERROR(CheckDimNames(session, spec.dims));
+  std::map<std::string, std::pair<Tensor, std::string>> by_name;  // tensor, file
+  std::map<int, std::pair<Tensor, std::string>> by_position;
   if (!spec.input_dir.empty()) {
     std::error_code ec;
     if (!fs::is_directory(spec.input_dir, ec)) return Diag::File(spec.input_dir, "input directory does not exist");
     std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(spec.input_dir)) {
+    for (const auto& e : fs::directory_iterator(spec.input_dir, ec)) {
       const std::string p = e.path().string();
       if (p.ends_with(".pb") || p.ends_with(".bin")) files.push_back(p);
     }
+    if (files.empty())
+      return Diag::File(spec.input_dir, "--input-dir holds no tensor file (*.pb, or *.bin with a .json sidecar)");
     std::sort(files.begin(), files.end());
     static const std::regex positional("input_(\\d+)\\.pb");
     for (const auto& f : files) {
@@ -99,23 +142,34 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
       for (const auto& d : session.inputs()) known |= d.name == nt.name;
       std::smatch m;
       const std::string base = fs::path(f).filename().string();
-      if (known) by_name.emplace(nt.name, nt.tensor);
-      else if (std::regex_match(base, m, positional)) by_position[std::stoi(m[1])] = nt.tensor;
+      if (known) by_name.emplace(nt.name, std::make_pair(nt.tensor, f));
+      else if (std::regex_match(base, m, positional)) by_position[std::stoi(m[1])] = {nt.tensor, f};
     }
   }
   NumpyRandomState rng(spec.seed);
   NamedTensors inputs;
+  std::vector<std::string> from;
+  std::vector<std::string> not_in_dir, missing_dims, dim_hints;
   int position = 0;
   for (const ValueDesc& d : session.inputs()) {
     if (auto it = by_name.find(d.name); it != by_name.end()) {
-      inputs.emplace_back(d.name, it->second);
+      inputs.emplace_back(d.name, it->second.first);
+      from.push_back("file " + it->second.second);
     } else if (auto pt = by_position.find(position); pt != by_position.end()) {
-      inputs.emplace_back(d.name, pt->second);
+      inputs.emplace_back(d.name, pt->second.first);
+      from.push_back("file " + pt->second.second);
     } else if (d.has_default) {
       continue;  // initializer-backed: not fed, not counted (ort_run.js excludes them too)
+    } else if (!spec.input_dir.empty()) {
+      // With --input-dir every input comes from a file: a silent random fill would be measured
+      // (or compared) as if it were the user's data.
+      not_in_dir.push_back("'" + d.name + "'");
+      ++position;
+      continue;
     } else {
       if (!d.has_shape) return Diag::Msg("input '" + d.name + "' has no shape in the model; feed it from --input-dir");
       std::vector<int64_t> shape;
+      bool complete = true;
       for (size_t i = 0; i < d.dims.size(); ++i) {
         if (d.dims[i] >= 0) {
           shape.push_back(d.dims[i]);
@@ -125,20 +179,30 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
         // [?, ?]); it wins over the dim's symbol name.
         auto it = spec.dims.find(d.name + ":" + std::to_string(i));
         if (it == spec.dims.end() && !d.dim_params[i].empty()) it = spec.dims.find(d.dim_params[i]);
-        if (it == spec.dims.end())
-          return Diag::Msg("input '" + d.name + "' dim " + std::to_string(i) + " ('" + d.dim_params[i] +
-                           "') has no value; pass --dims " +
-                           (d.dim_params[i].empty() ? d.name + ":" + std::to_string(i) : d.dim_params[i]) + "=N");
+        if (it == spec.dims.end()) {
+          // Collected, so one error lists every missing dim instead of one per attempt.
+          missing_dims.push_back("input '" + d.name + "' dim " + std::to_string(i) + " ('" + d.dim_params[i] + "')");
+          const std::string hint = (d.dim_params[i].empty() ? d.name + ":" + std::to_string(i) : d.dim_params[i]) + "=N";
+          if (std::find(dim_hints.begin(), dim_hints.end(), hint) == dim_hints.end()) dim_hints.push_back(hint);
+          complete = false;
+          continue;
+        }
         shape.push_back(it->second);
       }
+      if (!complete) {
+        ++position;
+        continue;
+      }
+      NUPHAR_ASSIGN_OR_RETURN(int64_t n, ElementCount(shape, d.name));
       Tensor t(d.dtype, shape);
-      const int64_t n = t.size();
       switch (d.dtype) {
         case DType::kFloat:
           for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(rng.RandomSample());
+          from.push_back("random (seed " + std::to_string(spec.seed) + ")");
           break;
         case DType::kDouble:
           for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = rng.RandomSample();
+          from.push_back("random (seed " + std::to_string(spec.seed) + ")");
           break;
         default: {
           if (!IsNumeric(d.dtype) || d.dtype == DType::kFloat16)
@@ -149,6 +213,7 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
             std::memset(static_cast<char*>(t.raw()) + i * es, 0, es);
             static_cast<char*>(t.raw())[i * es] = 1;
           }
+          from.push_back("ones");
           break;
         }
       }
@@ -156,6 +221,19 @@ Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec)
     }
     ++position;
   }
+  if (!not_in_dir.empty()) {
+    std::string list;
+    for (const auto& n : not_in_dir) list += (list.empty() ? "" : ", ") + n;
+    return Diag::File(spec.input_dir, "--input-dir has no file for input" + std::string(not_in_dir.size() > 1 ? "s " : " ") +
+                                          list + " (files match by their stored tensor name, else input_K.pb by position)");
+  }
+  if (!missing_dims.empty()) {
+    std::string list, hints;
+    for (const auto& m : missing_dims) list += (list.empty() ? "" : ", ") + m;
+    for (const auto& h : dim_hints) hints += (hints.empty() ? "" : ",") + h;
+    return Diag::Msg(list + (missing_dims.size() > 1 ? " have" : " has") + " no value; pass --dims " + hints);
+  }
+  if (sources) *sources = std::move(from);
   return inputs;
 }
 

@@ -34,12 +34,20 @@ struct InputSpec {
   /// that have no name); the input:axis form wins.
   std::map<std::string, int64_t> dims;
   uint32_t seed = 0;
-  std::string input_dir;  ///< feed every *.pb / *.bin found here (by stored name, else input_K.pb by position)
+  /// Every input not backed by an initializer comes from a file here (by stored name, else
+  /// input_K.pb by position); a directory without a file for one of them is an error.
+  std::string input_dir;
+  /// A --dims key that names no settable dim of the session's inputs is an error (the tools);
+  /// off for callers that pass one dims map to several models (rnn_benchmark).
+  bool strict_dims = false;
 };
 
 /// Inputs for every required graph input: from files when given, otherwise random floats
-/// (numpy order) and integers/bools set to 1, as ort_run.js does.
-Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec);
+/// (numpy order) and integers/bools set to 1, as ort_run.js does. Dims without a value are
+/// listed all in one error. `sources`, when given, receives per returned input where it came
+/// from: "file PATH", "random (seed S)" or "ones".
+Expected<NamedTensors> MakeInputs(const Session& session, const InputSpec& spec,
+                                  std::vector<std::string>* sources = nullptr);
 
 const char* NumpyDTypeName(DType t);
 

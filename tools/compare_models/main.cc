@@ -4,6 +4,7 @@
 //
 //   compare_models [--dims name=value,...] [--seed S] [--input-dir DIR] [--atol A] [--json] REF.onnx TEST.onnx
 //
+// --json prints {"inputs": [{name, shape, source}], "outputs": [{name, max_abs, ...}]}.
 // Outputs are matched by name, else by position. With --atol the exit code is 1 when any
 // output differs by more than A (or when shapes differ).
 #include <CLI/CLI.hpp>
@@ -60,19 +61,27 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print one JSON object instead of a table");
   app.add_option("reference", ref_path, "reference model (e.g. the float model)")->required();
   app.add_option("test", test_path, "model to compare (e.g. the quantized model)")->required();
-  CLI11_PARSE(app, argc, argv);
+  if (int rc = ParseCommandLine(app, argc, argv); rc >= 0) return rc;
 
   InputSpec spec;
   spec.seed = seed;
   spec.input_dir = input_dir;
   spec.dims = ExitOnErr(kTool, ParseDimSpecs(dim_specs));
+  spec.strict_dims = true;
   auto ref = ExitOnErr(kTool, Session::Create(ref_path));
   auto test = ExitOnErr(kTool, Session::Create(test_path));
-  auto inputs = ExitOnErr(kTool, MakeInputs(*ref, spec));
+  std::vector<std::string> sources;
+  auto inputs = ExitOnErr(kTool, MakeInputs(*ref, spec, &sources));
   auto ref_out = ExitOnErr(kTool, ref->Run(inputs));
   auto test_out = ExitOnErr(kTool, test->Run(inputs));
 
-  nlohmann::json report = nlohmann::json::array();
+  nlohmann::json in_meta = nlohmann::json::array(), report = nlohmann::json::array();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    in_meta.push_back({{"name", inputs[k].first}, {"shape", inputs[k].second.shape()}, {"source", sources[k]}});
+    if (!json)
+      std::printf("input %s %s from %s\n", inputs[k].first.c_str(), ShapeToString(inputs[k].second.shape()).c_str(),
+                  sources[k].c_str());
+  }
   bool within = true;
   if (!json) std::printf("%-32s %12s %12s %12s %12s\n", "output", "max_abs", "mean_abs", "max_rel", "ref_absmax");
   for (size_t i = 0; i < ref_out.size(); ++i) {
@@ -89,6 +98,6 @@ int main(int argc, char** argv) {
     if (!json)
       std::printf("%-32s %12.4g %12.4g %12.4g %12.4g\n", name.c_str(), d->max_abs, d->mean_abs, d->max_rel, d->ref_absmax);
   }
-  if (json) std::printf("%s\n", report.dump().c_str());
+  if (json) std::printf("%s\n", nlohmann::json{{"inputs", in_meta}, {"outputs", report}}.dump().c_str());
   return within ? kExitOk : kExitError;
 }

@@ -1,6 +1,6 @@
 // model_editor: the tool around editor/editor.h. Flags as in the original (spec §2.1) plus the
 // nuphar-cpp additions (--skip_shape_inference, --remain_inputs, --zero_state_as_input).
-// Exit codes: 0 success, 1 conversion/IO error (nothing written), 2 usage error.
+// Exit codes (tools/common/cli.h): 0 success, 1 conversion/IO error (nothing written), 2 usage error.
 #include <onnx/onnx_pb.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@
 #include "graph/error.h"
 #include "graph/model_io.h"
 #include "shape_infer/shape_infer.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -27,18 +28,20 @@ nuphar::Status InferShapes(onnx::ModelProto* model) {
     s.diag().reason = "shape inference failed: " + s.diag().reason + " (use --skip_shape_inference to skip it)";
     return s;
   }
+  if (result->outcome == nuphar::InferOutcome::kUnsupportedOpset)
+    return nuphar::Diag::Msg("symbolic shape inference needs a default-domain ONNX opset of 7 or above "
+                             "(use --skip_shape_inference to write the model without it)");
   if (result->outcome != nuphar::InferOutcome::kComplete) {
-    std::string what = result->unknown_values.empty() ? result->first_incomplete_node : result->unknown_values[0];
-    return nuphar::Diag::Msg("Incomplete symbolic shape inference: no shape for '" + what +
-                             "' (use --skip_shape_inference to write the model without it)");
+    std::string what = result->unknown_values.empty() ? std::string() : "no shape for '" + result->unknown_values[0] + "'";
+    if (!result->first_incomplete_node.empty())
+      what += (what.empty() ? "" : ", ") + std::string("first lost at node ") + result->first_incomplete_node;
+    return nuphar::Diag::Msg("Incomplete symbolic shape inference: " + what +
+                             " (use --skip_shape_inference to write the model without it)");
   }
   return nuphar::Status::OK();
 }
 
-int Fail(const nuphar::Status& s) {
-  std::cerr << "model_editor: error: " << s.message() << "\n";
-  return 1;
-}
+int Fail(const nuphar::Status& s) { return nuphar::tools::ReportError("model_editor", s); }
 
 }  // namespace
 
@@ -68,11 +71,7 @@ int main(int argc, char** argv) {
   app.add_flag("--zero_state_as_input", options.zero_state_as_input,
                "to_scan: also list default zero-state initializers as graph inputs (the original's behaviour)");
   app.add_flag("-v,--verbose", options.verbose, "explain every candidate node that was skipped");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  if (int rc = nuphar::tools::ParseCommandLine(app, argc, argv); rc >= 0) return rc;
   std::stringstream ss(remain_inputs);
   for (std::string item; std::getline(ss, item, ',');)
     if (!item.empty()) options.remain_inputs.push_back(item);

@@ -1,24 +1,25 @@
 // model_quantizer: MatMul/Gemm -> MatMulInteger (spec editor_quantizer.md §3, Q1, Q2).
 // Parses flags, calls nuphar::quant::Quantize, prints the original's stdout lines; diagnostics
 // go to stderr and any error exits non-zero without writing the output (SaveModel is atomic).
+// Exit codes (tools/common/cli.h): 0 done, 1 error, 2 bad command line, 3 nothing was
+// quantized (nothing written; the message says why and what to run first).
 #include <CLI/CLI.hpp>
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "graph/error.h"
 #include "graph/model_io.h"
 #include "quantizer/qcfg_json.h"
 #include "quantizer/quantizer.h"
+#include "tools/common/cli.h"
 
 namespace {
 
-int Fail(const nuphar::Status& status) {
-  std::cerr << "model_quantizer: error: " << status.message() << "\n";
-  return 1;
-}
+int Fail(const nuphar::Status& status) { return nuphar::tools::ReportError("model_quantizer", status); }
 
 std::string Side(const nuphar::quant::QuantizeConfig& c) {
   return std::string(c.is_signed ? "s" : "u") + std::to_string(c.type_bits) + "r" + std::to_string(c.reserved_bits);
@@ -36,6 +37,46 @@ void PrintReport(const nuphar::quant::QuantizeReport& report) {
                 shape.c_str(), cfg.c_str(), q.weight_max_abs_error, q.weight_max_abs, q.weight_rel_l2_error,
                 q.weight_reused ? " (shared)" : "");
   }
+}
+
+// Op types anywhere in the model, subgraphs included.
+void CollectOpTypes(const onnx::GraphProto& g, std::set<std::string>* out) {
+  for (const auto& n : g.node()) {
+    out->insert(n.op_type());
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) CollectOpTypes(a.g(), out);
+      for (const auto& sg : a.graphs()) CollectOpTypes(sg, out);
+    }
+  }
+}
+
+// A run that quantized nothing wrote the float model back under a new name and said "Done!";
+// the usual causes are a float LSTM not yet converted to Scan and weights that are not
+// initializers, so the error names them and what to run first.
+int FailNothingQuantized(const onnx::ModelProto& model, const nuphar::quant::QuantizeReport& report,
+                         bool only_for_scan, const std::string& input) {
+  std::set<std::string> ops;
+  CollectOpTypes(model.graph(), &ops);
+  std::fprintf(stderr, "model_quantizer: error: %s: quantized nothing (%zu MatMul/Gemm candidate(s) left float); "
+               "no output written\n", input.c_str(), report.skipped.size());
+  for (size_t i = 0; i < report.skipped.size() && i < 5; ++i) std::fprintf(stderr, "  %s\n", report.skipped[i].c_str());
+  if (report.skipped.size() > 5) std::fprintf(stderr, "  ... (--verbose lists all)\n");
+  if (ops.count("LSTM") || ops.count("GRU") || ops.count("RNN"))
+    std::fprintf(stderr, "hint: the model has LSTM/GRU/RNN ops, whose weights the quantizer does not touch: run "
+                 "model_editor --mode to_scan first, then quantize its output\n");
+  bool not_initializer = false, outside_scan = false;
+  for (const auto& line : report.skipped) {
+    not_initializer |= line.find("is not an initializer") != std::string::npos;
+    outside_scan |= line.find("--only_for_scan") != std::string::npos;
+  }
+  if (not_initializer)
+    std::fprintf(stderr, "hint: weights held in Constant nodes or computed at run time are not quantized; "
+                 "model_editor --mode to_scan writes the weights it touches as initializers\n");
+  if (only_for_scan && outside_scan)
+    std::fprintf(stderr, "hint: --only_for_scan quantizes only MatMuls inside Scan/Loop bodies; drop it to "
+                 "quantize the others\n");
+  if (report.skipped.empty()) std::fprintf(stderr, "hint: the model has no MatMul or Gemm node\n");
+  return nuphar::tools::kExitIncomplete;
 }
 
 }  // namespace
@@ -57,7 +98,7 @@ int main(int argc, char** argv) {
   app.add_flag("--guard_zero_delta", guard, "Insert Max(delta, FLT_MIN) before Reciprocal (constant input rows)");
   app.add_flag("--report", report, "Print per quantized MatMul the weight quantization error");
   app.add_flag("--verbose", verbose, "Explain every MatMul/Gemm left float");
-  CLI11_PARSE(app, argc, argv);
+  if (int rc = nuphar::tools::ParseCommandLine(app, argc, argv); rc >= 0) return rc;
 
   std::printf("input model: %s\n", input.c_str());
   std::printf("output model %s\n", output.c_str());
@@ -91,6 +132,7 @@ int main(int argc, char** argv) {
   if (verbose) {
     for (const auto& line : result->skipped) std::printf("note: %s\n", line.c_str());
   }
+  if (result->quantized.empty()) return FailNothingQuantized(model, *result, only_for_scan, input);
   if (nuphar::Status s = nuphar::SaveModel(model, output); !s.ok()) return Fail(s);
   if (export_qcfg) {
     // Written after the model, as the original does.

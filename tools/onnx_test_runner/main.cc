@@ -60,9 +60,8 @@ Expected<std::map<std::string, ExpectedEntry>> ReadExpected(const std::string& p
   return out;
 }
 
-std::vector<fs::path> CollectTests(const std::vector<std::string>& roots, const std::string& filter) {
+std::vector<fs::path> CollectTests(const std::vector<std::string>& roots, const std::regex& re) {
   std::vector<fs::path> tests;
-  const std::regex re(filter.empty() ? ".*" : filter);
   for (const auto& root : roots) {
     std::vector<fs::path> found;
     if (fs::exists(fs::path(root) / "model.onnx")) {
@@ -146,7 +145,7 @@ int main(int argc, char** argv) {
   app.add_option("--write-expected", write_expected, "write an expected-results file listing every failure of this run");
   app.add_option("--timeout", timeout, "seconds before a test counts as hung (default 120)");
   app.add_option("dirs", dirs, "test directories, or directories that contain them")->required();
-  CLI11_PARSE(app, argc, argv);
+  if (int rc = ParseCommandLine(app, argc, argv); rc >= 0) return rc;
 
   std::map<std::string, ExpectedEntry> expected;
   if (!expected_path.empty()) expected = ExitOnErr("onnx_test_runner", ReadExpected(expected_path));
@@ -155,7 +154,16 @@ int main(int argc, char** argv) {
                                                   ", nuphar_parallel_min_workloads:1"
                                             : std::string());
 
-  const auto tests = CollectTests(dirs, filter);
+  // A bad pattern is a bad command line: std::regex throws, and nothing above would catch it.
+  std::regex filter_re;
+  try {
+    filter_re = std::regex(filter.empty() ? ".*" : filter);
+  } catch (const std::regex_error& e) {
+    std::fprintf(stderr, "onnx_test_runner: error: --filter '%s' is not a valid regular expression: %s\n",
+                 filter.c_str(), e.what());
+    return kExitUsage;
+  }
+  const auto tests = CollectTests(dirs, filter_re);
   if (tests.empty()) {
     std::fprintf(stderr, "onnx_test_runner: error: no test directories found\n");
     return kExitUsage;

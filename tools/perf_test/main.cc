@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       ->default_str("15")
       ->check(CLI::PositiveNumber);
   app.add_option("model", model, "the ONNX model")->required();
-  CLI11_PARSE(app, argc, argv);
+  if (int rc = ParseCommandLine(app, argc, argv); rc >= 0) return rc;
 
   auto dims = ExitOnErr(kTool, ParseDimSpecs(dim_specs));
   SessionOptions options;
@@ -105,7 +105,9 @@ int main(int argc, char** argv) {
   spec.dims = dims;
   spec.seed = seed;
   spec.input_dir = input_dir;
-  auto inputs = ExitOnErr(kTool, MakeInputs(*session, spec));
+  spec.strict_dims = true;
+  std::vector<std::string> sources;
+  auto inputs = ExitOnErr(kTool, MakeInputs(*session, spec, &sources));
 
   std::vector<Tensor> outputs;
   for (int i = 0; i < warmup; ++i) outputs = ExitOnErr(kTool, session->Run(inputs));
@@ -150,9 +152,18 @@ int main(int argc, char** argv) {
   for (double t : sorted) mean += t / static_cast<double>(n);
   const double p90 = sorted[std::min(n - 1, static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1)];
   nlohmann::json in_meta = nlohmann::json::array(), out_meta = nlohmann::json::array();
-  for (const auto& [name, t] : inputs) in_meta.push_back(Describe(name, t));
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    in_meta.push_back(Describe(inputs[k].first, inputs[k].second));
+    in_meta.back()["source"] = sources[k];
+  }
+  // What ran, not what was asked for: the LLVM JIT is not built, so "-e jit" runs the reference
+  // kernels plus the load-time fusions; threads beyond the first count only when the session's
+  // workers ran a parallel region (a split product or two nodes side by side).
+  const std::string engine_ran = session->fused_pattern_count() > 0 ? "reference+fusions" : "reference";
+  const int threads_used = session->parallel_regions_run() > 0 ? session->num_threads() : 1;
   for (size_t k = 0; k < outputs.size(); ++k) out_meta.push_back(Describe(session->outputs()[k].name, outputs[k]));
-  nlohmann::json out = {{"model", model},          {"engine", engine},          {"threads", session->num_threads()},
+  nlohmann::json out = {{"model", model},          {"engine", engine_ran},      {"engine_requested", engine},
+                        {"threads", threads_used}, {"threads_requested", session->num_threads()},
                         {"seed", seed},            {"dims", dims},              {"inputs", in_meta},
                         {"outputs", out_meta},     {"load_ms", Round3(load_ms)}, {"warmup", warmup},
                         {"iters", n},              {"median_ms", Round3(median)}, {"min_ms", Round3(sorted.front())},

@@ -94,11 +94,7 @@ int main(int argc, char** argv) {
   app.add_flag("--only_for_scan", options.only_for_scan, "quantize only the MatMuls inside the Scan bodies (the original "
                                                         "quantized every MatMul)");
   app.add_option("--seed", seed, "seed of the numpy-compatible random inputs (default 0)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;  // --help is 0; every bad command line is 2 (README)
-  }
+  if (int rc = ParseCommandLine(app, argc, argv); rc >= 0) return rc;
   options.top_n = top_n;
   base.num_threads = std::clamp(base.num_threads, 1, cpu_count);
 

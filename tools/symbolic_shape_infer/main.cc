@@ -1,7 +1,9 @@
 // symbolic_shape_infer: infer symbolic shapes of an ONNX model (spec symbolic_shape_infer.md §1).
 //
-// Exit codes: 0 success; 1 incomplete inference (values left unknown); 2 usage, I/O error or
-// invalid model; 3 unsupported opset (default domain missing or < 7). Diagnostics go to stderr.
+// Exit codes are every tool's (tools/common/cli.h, README): 0 success; 1 I/O error, invalid model
+// or unsupported opset (default domain missing or < 7); 2 bad command line; 3 incomplete
+// inference (values left unknown). The spec's own table (1 incomplete, 2 I/O, 3 opset) is not
+// followed, so a pipeline script reads one mapping for all tools. Diagnostics go to stderr.
 #include <onnx/onnx_pb.h>
 
 #include <CLI/CLI.hpp>
@@ -9,14 +11,12 @@
 
 #include "graph/model_io.h"
 #include "shape_infer/shape_infer.h"
+#include "tools/common/cli.h"
+
+using namespace nuphar::tools;
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitIncomplete = 1;
-constexpr int kExitUsageOrInvalid = 2;
-constexpr int kExitUnsupportedOpset = 3;
-
+constexpr const char* kTool = "symbolic_shape_infer";
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,52 +42,33 @@ int main(int argc, char** argv) {
   app.add_option("--save_partial", save_partial, "on incomplete inference, write the partial model here");
   app.add_flag("--strict", options.strict, "abort at the first node whose shapes cannot be inferred");
   app.add_flag("--keep_value_info", options.keep_value_info, "keep original value_info entries not re-inferred");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsageOrInvalid;
-  }
+  if (int rc = ParseCommandLine(app, argc, argv); rc >= 0) return rc;
 
   std::cout << "input model: " << input << "\n";
   if (!output.empty()) std::cout << "output model " << output << "\n";
   onnx::ModelProto model;
-  if (nuphar::Status st = nuphar::LoadModel(input, &model); !st.ok()) {
-    std::cerr << "error: " << st.message() << "\n";
-    return kExitUsageOrInvalid;
-  }
+  if (nuphar::Status st = nuphar::LoadModel(input, &model); !st.ok()) return ReportError(kTool, st);
   std::cout << "Doing symbolic shape inference..." << std::endl;
   auto result = nuphar::InferShapes(&model, options);
-  if (!result.ok()) {
-    std::cerr << "error: invalid model: " << result.message() << "\n";
-    return kExitUsageOrInvalid;
-  }
-  if (result->outcome == nuphar::InferOutcome::kUnsupportedOpset) {
-    std::cerr << "error: Only support models of onnx opset 7 and above.\n";
-    return kExitUnsupportedOpset;
-  }
+  if (!result.ok()) return ReportError(kTool, result.status().WithFile(input));
+  if (result->outcome == nuphar::InferOutcome::kUnsupportedOpset)
+    return ReportError(kTool, nuphar::Diag::File(input, "Only support models of onnx opset 7 and above."));
   nuphar::SaveOptions save;
   save.save_as_external_data = save_as_external_data;
   save.external_threshold_bytes = external_threshold;
   if (!external_location.empty() && external_location.back() != '/') save.external_file_name = external_location;
   if (result->outcome == nuphar::InferOutcome::kIncomplete) {
-    std::cerr << "error: Incomplete symbolic shape inference: first at node " << result->first_incomplete_node
+    std::cerr << kTool << ": error: Incomplete symbolic shape inference: first at node " << result->first_incomplete_node
               << "; values left unknown:";
     for (const auto& v : result->unknown_values) std::cerr << " " << v;
     std::cerr << "\n";
     if (!save_partial.empty()) {
-      if (nuphar::Status st = nuphar::SaveModel(model, save_partial, save); !st.ok())
-        std::cerr << "error: " << st.message() << "\n";
+      if (nuphar::Status st = nuphar::SaveModel(model, save_partial, save); !st.ok()) ReportError(kTool, st);
     }
     return kExitIncomplete;
   }
   if (!output.empty()) {
-    if (nuphar::Status st = nuphar::SaveModel(model, output, save); !st.ok()) {
-      std::cerr << "error: " << st.message() << "\n";
-      return kExitUsageOrInvalid;
-    }
+    if (nuphar::Status st = nuphar::SaveModel(model, output, save); !st.ok()) return ReportError(kTool, st);
     std::cout << "Done!\n";
   }
   return kExitOk;

@@ -23,10 +23,17 @@ Expected<bool> ReadCondition(const Tensor& t, const char* what) {
   return (*v)[0] != 0;
 }
 
+// Default of nuphar_max_loop_iterations: a Loop whose trip count is 2^62, or whose condition
+// never turns false, would otherwise hang the caller. 10 million steps of a one-node body take a
+// few seconds; real models loop over sequence lengths far below it. 0 means no limit.
+constexpr int64_t kDefaultMaxLoopIterations = 10'000'000;
+
 class LoopKernel final : public OpKernel {
  public:
-  LoopKernel(std::shared_ptr<const GraphPlan> body, int num_carried, std::vector<DeclaredValue> declared)
-      : body_(std::move(body)), num_carried_(num_carried), declared_(std::move(declared)) {
+  LoopKernel(std::shared_ptr<const GraphPlan> body, int num_carried, std::vector<DeclaredValue> declared,
+             int64_t max_iterations)
+      : body_(std::move(body)), num_carried_(num_carried), declared_(std::move(declared)),
+        max_iterations_(max_iterations) {
     std::vector<int> ins, outs;
     for (int k = 0; k < num_carried_; ++k) {
       ins.push_back(2 + k);
@@ -43,6 +50,9 @@ class LoopKernel final : public OpKernel {
       auto v = m->ToInt64Vector();
       if (!v || v->size() != 1) return Diag::Msg("M must be an int64 scalar");
       max_trips = std::max<int64_t>(0, (*v)[0]);
+      if (max_iterations_ > 0 && max_trips > max_iterations_)
+        return Diag::Msg("trip count M = " + std::to_string(max_trips) + " is above nuphar_max_loop_iterations (" +
+                         std::to_string(max_iterations_) + ")");
     }
     const Tensor* cond_input = ctx.input(1);
     bool keep_going = true;
@@ -67,6 +77,9 @@ class LoopKernel final : public OpKernel {
     std::vector<DType> slice_type(static_cast<size_t>(K), DType::kUndefined);
     int64_t trips = 0;
     while ((max_trips < 0 || trips < max_trips) && keep_going) {
+      if (max_iterations_ > 0 && trips == max_iterations_)
+        return Diag::Msg("the loop is still running after nuphar_max_loop_iterations (" + std::to_string(max_iterations_) +
+                         ") iterations: its condition never turned false");
       iteration.data<int64_t>()[0] = trips;
       cond.data<bool>()[0] = keep_going;
       NUPHAR_RETURN_IF_ERROR(body.Execute());
@@ -113,6 +126,7 @@ class LoopKernel final : public OpKernel {
   std::shared_ptr<const GraphPlan> body_;
   int num_carried_;
   std::vector<DeclaredValue> declared_;
+  int64_t max_iterations_;
   CarriedValues carried_;
 };
 
@@ -135,8 +149,11 @@ Expected<std::unique_ptr<OpKernel>> CreateLoop(const NodeInfo& node) {
       return node.Error("loop-carried input " + std::to_string(i) + " is empty (optional values are not supported)");
   std::vector<DeclaredValue> declared;
   for (int i = 0; i < g->output_size(); ++i) declared.push_back(DeclaredOutput(*g, i));
+  int64_t max_iterations = kDefaultMaxLoopIterations;
+  if (const std::string v = node.setting("nuphar_max_loop_iterations"); !v.empty())
+    max_iterations = std::stoll(v);  // Settings::Parse has checked it is a non-negative integer
   NUPHAR_ASSIGN_OR_RETURN(auto plan, node.CompileSubgraph("body"));
-  return MakeKernel<LoopKernel>(std::move(plan), N, std::move(declared));
+  return MakeKernel<LoopKernel>(std::move(plan), N, std::move(declared), max_iterations);
 }
 
 }  // namespace nuphar

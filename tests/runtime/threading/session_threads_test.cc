@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -38,15 +39,15 @@ onnx::TensorProto RandomInitializer(const std::string& name, const std::vector<i
   return t;
 }
 
-/// Two stacked bidirectional LSTM layers (input [seq, 1, 16], hidden 32), as to_scan sees them.
-onnx::ModelProto BidirectionalLstm() {
-  constexpr int64_t kInput = 16, kHidden = 32;
+/// Stacked bidirectional LSTM layers (input [seq, 1, 16], hidden 32 by default), as to_scan sees them.
+onnx::ModelProto BidirectionalLstm(int64_t kHidden = 32, int layers = 2) {
+  constexpr int64_t kInput = 16;
   onnx::GraphProto g;
   g.set_name("bilstm");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {"seq", int64_t{1}, kInput});
   std::string in = "x";
   int64_t in_dim = kInput;
-  for (int layer = 0; layer < 2; ++layer) {
+  for (int layer = 0; layer < layers; ++layer) {
     const std::string l = std::to_string(layer);
     *g.add_initializer() = RandomInitializer("W" + l, {2, 4 * kHidden, in_dim}, 0.3f, 10 + layer);
     *g.add_initializer() = RandomInitializer("R" + l, {2, 4 * kHidden, kHidden}, 0.3f, 20 + layer);
@@ -95,17 +96,22 @@ void ExpectBitIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>&
   }
 }
 
+// `model` after to_scan, and with `quantize` after model_quantizer --only_for_scan.
+void ConvertForRuntime(onnx::ModelProto* model, bool quantize) {
+  ASSERT_TRUE(editor::RunEditor("to_scan", model, {}).ok());
+  if (!quantize) return;
+  quant::QuantizeOptions q;
+  q.only_for_scan = true;
+  auto report = quant::Quantize(model, q);
+  ASSERT_TRUE(report.ok()) << report.message();
+}
+
 // The bidirectional LSTM after to_scan, and with GetParam() after model_quantizer --only_for_scan.
 class SessionThreadsTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     model_ = BidirectionalLstm();
-    ASSERT_TRUE(editor::RunEditor("to_scan", &model_, {}).ok());
-    if (!GetParam()) return;
-    quant::QuantizeOptions q;
-    q.only_for_scan = true;
-    auto report = quant::Quantize(&model_, q);
-    ASSERT_TRUE(report.ok()) << report.message();
+    ConvertForRuntime(&model_, GetParam());
   }
   onnx::ModelProto model_;
 };
@@ -158,6 +164,54 @@ TEST_P(SessionThreadsTest, ConcurrentRunsOnOneThreadedSession) {
         const auto& want = expected[static_cast<size_t>(seq - 1)];
         for (size_t k = 0; k < want.size(); ++k)
           if (std::memcmp((*r)[k].raw(), want[k].raw(), want[k].bytes()) != 0) mismatches.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Issue 14: one session, 8 threads, 1,000 Runs each with mixed input shapes; every output equals
+// the serial result bit for bit. The model is small (one bidirectional layer, hidden 8) so the
+// 8,000 Runs stay within seconds under ThreadSanitizer (scripts/test.sh runs threading_test
+// there). The session has 2 threads and splits every product, so 8 callers also contend for
+// its worker pool (the losers of its try-lock run their regions inline).
+TEST_P(SessionThreadsTest, EightThreadsThousandRunsMixedShapesEqualSerial) {
+  onnx::ModelProto model = BidirectionalLstm(/*hidden=*/8, /*layers=*/1);
+  ConvertForRuntime(&model, GetParam());
+  auto session = MakeSession(model, "nuphar_num_threads:2, nuphar_parallel_min_workloads:1");
+  ASSERT_TRUE(session);
+  const std::vector<int64_t> seqs = {1, 2, 3, 5, 8, 13};
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<Tensor>> serial;
+  for (size_t k = 0; k < seqs.size(); ++k) {
+    inputs.push_back(RandomInput(seqs[k], 500 + static_cast<uint32_t>(k)));
+    auto r = session->Run({{"x", inputs.back()}});
+    ASSERT_TRUE(r.ok()) << r.message();
+    serial.push_back(std::move(*r));
+  }
+  constexpr int kThreads = 8, kRuns = 1000;
+  std::atomic<int> mismatches{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRuns; ++i) {
+        // Each thread walks the shapes in its own order, so neighbours run different shapes.
+        const size_t k = static_cast<size_t>(t * 5 + i * (t + 1)) % seqs.size();
+        auto r = session->Run({{"x", inputs[k]}});
+        if (!r.ok()) {
+          failures.fetch_add(1);
+          continue;
+        }
+        const auto& want = serial[k];
+        if (r->size() != want.size()) {
+          mismatches.fetch_add(1);
+          continue;
+        }
+        for (size_t o = 0; o < want.size(); ++o)
+          if ((*r)[o].shape() != want[o].shape() || std::memcmp((*r)[o].raw(), want[o].raw(), want[o].bytes()) != 0)
+            mismatches.fetch_add(1);
       }
     });
   }
