@@ -10,6 +10,7 @@
 
 #include "runtime/core/profiler.h"
 #include "runtime/core/tensor_proto.h"
+#include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
 namespace nuphar {
@@ -229,13 +230,15 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   const onnx::GraphProto* graph_ptr = &graph_in;
   // Graph-level rewrites work on a copy, made only when one of them can apply (the copy holds
   // the initializers too).
-  bool any_missing_kernel = false, any_quant_matmul = false;
+  bool any_missing_kernel = false, any_quant_matmul = false, any_conv = false;
   for (const auto& node : graph_in.node()) {
     any_missing_kernel |= KernelRegistry::Get().Find(node.domain(), node.op_type()) == nullptr;
     any_quant_matmul |= node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16";
+    any_conv |= node.op_type() == "Conv";
   }
   any_quant_matmul &= model.fuse_kernels;
-  if (any_missing_kernel || any_quant_matmul) {
+  any_conv &= model.fuse_kernels;
+  if (any_missing_kernel || any_quant_matmul || any_conv) {
     auto copy = std::make_shared<onnx::GraphProto>(graph_in);
     int rewrites = 0;
     if (any_missing_kernel) {
@@ -251,6 +254,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
       model.fused_patterns += fused;
       rewrites += fused;
     }
+    if (any_conv) rewrites += FuseConvActivation(copy.get(), LocalConstants(*copy, parent));
     if (rewrites > 0) {
       plan->expanded_ = std::move(copy);
       graph_ptr = plan->expanded_.get();

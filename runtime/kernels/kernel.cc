@@ -9,6 +9,7 @@
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/core/tensor_proto.h"
+#include "runtime/kernels/conv/conv.h"
 
 namespace nuphar {
 
@@ -154,6 +155,7 @@ const KernelRegistry& KernelRegistry::Get() {
     RegisterRnnKernels(r);
     RegisterControlFlowKernels(r);
     RegisterFusedKernels(r);
+    RegisterFusedConvKernels(r);
     return r;
   }();
   return registry;

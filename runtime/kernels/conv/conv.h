@@ -1,0 +1,108 @@
+// fp32 convolution family: the public header of runtime/kernels/conv/ (pack-free direct kernels,
+// the im2col + GEMM driver and the fused epilogue), used by the FusedConv kernel that
+// runtime/fusion/conv_activation_fusion.cc puts in place of a float Conv with constant weights.
+//
+// # Pipeline (one file per job, STYLE R10)
+//   sgemm_pack.cc    weights packed once at load into panels of gemm_mr output channels.
+//   sgemm_kernel_<isa>.cc  the GEMM micro-kernels (intrinsics): a panel times the im2col matrix.
+//   driver.cc        the FusedConv OpKernel: geometry, the choice of algorithm per call, threading
+//                    over (image, channel) blocks; baseline flags.
+//   kernel_impl.inc  the per-ISA work: the direct depthwise kernel and the epilogue, written once
+//                    with GCC vector extensions and compiled by kernel_ref.cc (SSE2, 4 lanes),
+//                    kernel_avx2.cc (8 lanes) and kernel_avx512.cc (16 lanes).
+//   dispatch.cc      the only place that knows which implementations exist (ActiveIsaTier).
+//
+// # Algorithms
+//   depthwise (one input channel per group, any multiplier): direct, one padded input plane per
+//     channel, output rows computed kWidth columns at a time with the taps in registers;
+//   1x1, unit stride, no padding: the GEMM runs on X itself (no im2col);
+//   everything else (dense, grouped, dilated, strided, 1-D..6-D): im2col + the GEMM.
+// The GEMM walks the output in column blocks whose slice of B stays in L2, and within a block
+// panel by panel; the panel's bias and epilogue run on its rows of the block right after.
+// Bias and the epilogue run on each output channel plane while it is still in cache.
+//
+// # Why an epilogue of steps, not one activation enum
+// Exporters spell activations as chains of elementwise nodes (PaddleOCR: Mul, Add, then
+// HardSwish as Add/Clip/Mul/Div; TF via tf2onnx: LeakyRelu then Max). Each step below does what
+// its node does, in the same order and float rounding, so a fused chain gives the unfused
+// graph's result up to FMA contraction.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace nuphar {
+
+class KernelRegistry;
+/// Registers FusedConv (driver.cc); called by KernelRegistry::Get with the other families.
+void RegisterFusedConvKernels(KernelRegistry& r);
+
+/// The fused node (domain kFusedDomain, never written to a model file):
+///   Y = FusedConv(X, W, B, S0, S1, ...)   Conv's attributes, plus
+///   steps        ints, one ConvStep per epilogue step, in order
+///   step_params  floats, 4 per step: alpha, beta, lo, hi
+///   step_inputs  ints, per step the input index of its constant operand (S_i), or -1
+/// W, B and every S_i are constants (the kernel copies them at load); B may be "".
+inline constexpr const char* kFusedConvOp = "FusedConv";
+
+enum class ConvStep : uint8_t {
+  kMul,          ///< x * a[c]           (Mul by a constant; a per channel or one value)
+  kAdd,          ///< x + a[c]
+  kSub,          ///< x - a[c]
+  kDiv,          ///< x / a[c]
+  kMax,          ///< max(x, a[c])
+  kMin,          ///< min(x, a[c])
+  kClip,         ///< min(max(x, lo), hi)
+  kRelu,         ///< max(x, 0)
+  kLeakyRelu,    ///< x < 0 ? alpha * x : x
+  kHardSigmoid,  ///< max(0, min(1, alpha * x + beta))
+  kHardSwish,    ///< x * max(0, min(1, x / 6 + 1/2))  (the ONNX op)
+  kSigmoid,      ///< 1 / (1 + exp(-x))  (vector_math's Sigmoid)
+  kMulSigmoid,   ///< x * sigmoid(x)  (Mul(x, Sigmoid(x)), SiLU/Swish)
+  kMulClipAddDiv ///< (x * min(max(x + alpha, lo), hi)) / beta  (HardSwish as Add/Clip/Mul/Div nodes)
+};
+
+/// One step; `values` holds 1 or M (output channels) entries for the binary steps.
+struct ConvEpilogueStep {
+  ConvStep kind = ConvStep::kRelu;
+  float alpha = 0, beta = 0, lo = 0, hi = 0;  ///< kLeakyRelu/kHardSigmoid: alpha, beta; kClip: lo, hi
+  std::vector<float> values;                  ///< binary steps (1 or M entries)
+};
+
+/// The per-ISA kernels (kernel_impl.inc). All pointers are float32, row-major.
+struct ConvKernels {
+  /// Direct 2-D depthwise for one output channel: x is one input plane [H, W], w [KH, KW], y
+  /// [OH, OW]. `padded` is scratch of (H + pt + pb) * (W + pl + pr) + 16 floats.
+  void (*depthwise_plane)(const float* x, int64_t H, int64_t W, const float* w, int64_t KH, int64_t KW,
+                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t pb,
+                          int64_t pr, float* y, int64_t OH, int64_t OW, float* padded);
+  /// y[i] = epilogue(y[i] + bias) for i < n, channel c (selects per-channel step values).
+  /// `tmp` is scratch of kEpilogueChunk floats (for the sigmoid steps).
+  void (*epilogue)(float* y, int64_t n, float bias, int64_t c, const ConvEpilogueStep* steps, int num_steps,
+                   float* tmp);
+  /// C[rows, cols] = A x B[K, cols] (row stride ldb) for one packed weight panel A (K x gemm_mr,
+  /// PackConvWeights); rows <= gemm_mr. C is overwritten.
+  void (*gemm_panel)(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+                     int64_t cols);
+  int gemm_mr;  ///< output channels per packed panel
+  const char* name;
+};
+
+/// Floats of one group's packed weights for a kernel with panels of `mr` rows.
+int64_t PackedConvWeightsFloats(int64_t Mg, int64_t K, int mr);
+/// Packs W_g [Mg, K] (row-major) into ceil(Mg / mr) panels of [K][mr]; rows past Mg are zero.
+void PackConvWeights(const float* w, int64_t Mg, int64_t K, int mr, float* out);
+inline constexpr int64_t kEpilogueChunk = 256;
+
+enum class ConvPath { kAuto, kRef, kAvx2, kAvx512 };
+/// The kernels of the active ISA tier (or the forced path).
+const ConvKernels& GetConvKernels();
+/// Forces a path (tests); a path the CPU lacks falls back to the next lower one.
+void SetConvPathForTesting(ConvPath path);
+
+/// The implementations (kernel_<isa>.cc); only dispatch.cc picks among them.
+const ConvKernels& ConvKernelsRef();
+const ConvKernels& ConvKernelsAvx2();
+const ConvKernels& ConvKernelsAvx512();
+
+}  // namespace nuphar

@@ -1,0 +1,51 @@
+// Conv GEMM micro-kernel, AVX-512 (this file alone gets the avx512 flags, R10): C[rows, cols] =
+// A_panel x B for one packed panel of kMr = 12 output channels, 32 columns per tile (24 zmm
+// accumulators), a masked tile for the last < 16 columns. See sgemm_pack.cc for the panel layout.
+#include <immintrin.h>
+
+#include "runtime/kernels/conv/sgemm_internal.h"
+
+namespace nuphar::conv_avx512 {
+namespace {
+
+constexpr int kMr = 12;
+
+template <int NV, bool kMasked>
+inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+                 __mmask16 mask) {
+  __m512 acc[kMr][NV];
+  for (int i = 0; i < kMr; ++i)
+    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    __m512 bv[NV];
+    for (int j = 0; j < NV; ++j)
+      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b + k * ldb + 16 * j) : _mm512_loadu_ps(b + k * ldb + 16 * j);
+    const float* ak = a + k * kMr;
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 av = _mm512_set1_ps(ak[i]);
+      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < kMr; ++i) {
+    if (i >= rows) break;
+    for (int j = 0; j < NV; ++j) {
+      if (kMasked && j == NV - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask, acc[i][j]);
+      else _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
+    }
+  }
+}
+
+}  // namespace
+
+void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+                int64_t cols) {
+  int64_t n = 0;
+  for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b + n, ldb, c + n, ldc, rows, 0);
+  if (n + 16 <= cols) {
+    Tile<1, false>(a, K, b + n, ldb, c + n, ldc, rows, 0);
+    n += 16;
+  }
+  if (n < cols) Tile<1, true>(a, K, b + n, ldb, c + n, ldc, rows, static_cast<__mmask16>((1u << (cols - n)) - 1));
+}
+
+}  // namespace nuphar::conv_avx512

@@ -1,0 +1,281 @@
+// The conv family (runtime/kernels/conv/) against plain loops, on every ISA tier this CPU has:
+// odd shapes, strides, dilations, groups (depthwise with and without a multiplier), asymmetric
+// padding, 1-D to 3-D; and the Conv + epilogue fusion (runtime/fusion/conv_activation_fusion)
+// against the unfused graph on the reference executor.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+#include "runtime/core/tensor_proto.h"
+#include "runtime/fusion/conv_activation_fusion.h"
+#include "runtime/platform/cpu_features.h"
+#include "tests/runtime/kernels/single_node_model.h"
+
+namespace nuphar {
+namespace {
+
+using testing::RandomFloats;
+using testing::RunSingleNode;
+using testing::SingleNode;
+using testing::Values;
+using testing::AddNode;
+using testing::Dim;
+using testing::MakeModel;
+using testing::MakeValueInfo;
+using Shape = std::vector<int64_t>;
+
+int64_t Count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+Tensor RandomTensor(const Shape& shape, uint32_t seed) {
+  return Tensor::FromVector<float>(shape, RandomFloats(static_cast<size_t>(Count(shape)), seed));
+}
+
+// Every tier the host supports, restored to the default at scope exit.
+std::vector<IsaTier> HostTiers() {
+  std::vector<IsaTier> tiers;
+  for (int t = 0; t < kIsaTierCount; ++t)
+    if (HostCpu().Supports(static_cast<IsaTier>(t))) tiers.push_back(static_cast<IsaTier>(t));
+  return tiers;
+}
+struct TierGuard {
+  ~TierGuard() { ForceIsaTierForTesting(std::nullopt); }
+};
+
+struct Case {
+  Shape x, w;
+  Shape strides, dilations, pads;
+  int64_t group;
+  bool bias;
+};
+
+// Direct convolution over 1-3 spatial dims (missing dims are size 1), in double.
+std::vector<float> NaiveConv(const Tensor& x, const Tensor& w, const Tensor* b, const Case& c) {
+  const size_t r = c.x.size() - 2;
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1}, p[3] = {0, 0, 0}, o[3] = {1, 1, 1};
+  for (size_t i = 0; i < r; ++i) {
+    in[i] = c.x[i + 2], k[i] = c.w[i + 2], s[i] = c.strides[i], d[i] = c.dilations[i], p[i] = c.pads[i];
+    o[i] = (in[i] + c.pads[i] + c.pads[i + r] - (k[i] - 1) * d[i] - 1) / s[i] + 1;
+  }
+  const int64_t C = c.x[1], M = c.w[0], Cg = C / c.group, Mg = M / c.group;
+  std::vector<float> y;
+  for (int64_t n = 0; n < c.x[0]; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t o0 = 0; o0 < o[0]; ++o0)
+        for (int64_t o1 = 0; o1 < o[1]; ++o1)
+          for (int64_t o2 = 0; o2 < o[2]; ++o2) {
+            double acc = b ? b->data<float>()[m] : 0.0;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t k0 = 0; k0 < k[0]; ++k0)
+                for (int64_t k1 = 0; k1 < k[1]; ++k1)
+                  for (int64_t k2 = 0; k2 < k[2]; ++k2) {
+                    const int64_t i0 = o0 * s[0] - p[0] + k0 * d[0], i1 = o1 * s[1] - p[1] + k1 * d[1],
+                                  i2 = o2 * s[2] - p[2] + k2 * d[2];
+                    if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
+                    const int64_t cx = (m / Mg) * Cg + ci;
+                    acc += static_cast<double>(x.data<float>()[(((n * C + cx) * in[0] + i0) * in[1] + i1) * in[2] + i2]) *
+                           w.data<float>()[(((m * Cg + ci) * k[0] + k0) * k[1] + k1) * k[2] + k2];
+                  }
+            y.push_back(static_cast<float>(acc));
+          }
+  return y;
+}
+
+TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEveryTier) {
+  const std::vector<Case> cases = {
+      // depthwise, the PaddleOCR shapes and odd ones: unit stride (vector rows), strided, dilated
+      {{1, 6, 7, 37}, {6, 1, 5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 6, true},
+      {{2, 5, 9, 33}, {5, 1, 3, 3}, {2, 1}, {1, 1}, {1, 1, 1, 1}, 5, true},
+      {{1, 4, 8, 19}, {4, 1, 3, 3}, {1, 2}, {1, 1}, {1, 0, 1, 2}, 4, false},
+      {{1, 3, 11, 17}, {3, 1, 3, 2}, {1, 1}, {2, 3}, {2, 0, 1, 3}, 3, true},
+      {{1, 3, 9, 40}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 3, true},  // multiplier 2
+      {{1, 4, 23}, {4, 1, 5}, {1}, {2}, {3, 1}, 4, true},                   // 1-D depthwise
+      // dense and grouped through im2col + GEMM
+      {{2, 4, 9, 8}, {6, 2, 3, 2}, {2, 1}, {2, 1}, {1, 0, 2, 1}, 2, true},
+      {{1, 3, 10}, {4, 3, 3}, {3}, {1}, {2, 1}, 1, false},
+      {{1, 2, 4, 5, 3}, {2, 2, 2, 3, 1}, {1, 2, 1}, {1, 1, 2}, {0, 1, 0, 1, 0, 0}, 1, true},
+      {{1, 24, 19, 7}, {17, 24, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
+      {{1, 7, 5, 31}, {9, 7, 1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, 1, true},
+      {{1, 1, 1280}, {33, 1, 64}, {16}, {1}, {0, 0}, 1, false},  // STFT as Conv (melspectrogram)
+      // 1x1: the GEMM reads X directly
+      {{1, 13, 3, 11}, {17, 13, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
+      {{2, 12, 5, 5}, {9, 4, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 3, true},
+  };
+  TierGuard guard;
+  for (IsaTier tier : HostTiers()) {
+    ASSERT_TRUE(ForceIsaTierForTesting(tier));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const Case& c = cases[i];
+      const Tensor x = RandomTensor(c.x, 11 + static_cast<uint32_t>(i)), w = RandomTensor(c.w, 12);
+      const Tensor b = RandomTensor({c.w[0]}, 13);
+      SingleNode node{.op = "Conv", .opset = 11, .inputs = {x, w}, .constant_inputs = {1, 2},
+                      .attributes = [&c](onnx::NodeProto& n) {
+                        testing::SetAttr(n, "strides", c.strides);
+                        testing::SetAttr(n, "dilations", c.dilations);
+                        testing::SetAttr(n, "pads", c.pads);
+                        testing::SetAttr(n, "group", c.group);
+                      }};
+      if (c.bias) node.inputs.push_back(b);
+      auto out = RunSingleNode(node);
+      ASSERT_TRUE(out.ok()) << out.message();
+      const auto want = NaiveConv(x, w, c.bias ? &b : nullptr, c);
+      const auto got = Values<float>((*out)[0]);
+      ASSERT_EQ(got.size(), want.size()) << "case " << i;
+      for (size_t j = 0; j < got.size(); ++j)
+        ASSERT_NEAR(got[j], want[j], 1e-5f * (1 + std::fabs(want[j]))) << IsaTierName(tier) << " case " << i << " at " << j;
+    }
+  }
+}
+
+// Conv followed by `chain(g, conv_output) -> final output name`, W and every operand constant.
+using ChainBuilder = std::function<std::string(onnx::GraphProto&, const std::string&)>;
+
+onnx::ModelProto ConvChainModel(const Shape& xs, const Shape& ws, int64_t group, const ChainBuilder& chain) {
+  onnx::GraphProto g;
+  g.set_name("conv_chain");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, std::vector<Dim>(xs.begin(), xs.end()));
+  *g.add_initializer() = TensorToProto(RandomTensor(ws, 21), "w");
+  *g.add_initializer() = TensorToProto(RandomTensor({ws[0]}, 22), "b");
+  onnx::NodeProto& conv = AddNode(g, "Conv", {"x", "w", "b"}, {"y0"}, "conv");
+  const int64_t pad = (ws[2] - 1) / 2;
+  testing::SetAttr(conv, "pads", Shape{pad, pad, pad, pad});
+  testing::SetAttr(conv, "group", group);
+  const std::string out = chain(g, "y0");
+  onnx::ValueInfoProto vi;
+  vi.set_name(out);
+  *g.add_output() = vi;
+  return MakeModel(g, 14);  // HardSwish
+}
+
+std::string Const(onnx::GraphProto& g, const std::string& name, const Shape& shape, std::vector<float> v) {
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<float>(shape, std::move(v)), name);
+  return name;
+}
+
+struct ChainCase {
+  const char* what;
+  ChainBuilder chain;
+  int absorbed;  // nodes the pass must take into the FusedConv
+};
+
+std::vector<ChainCase> ChainCases() {
+  return {
+      {"paddle hardswish: Mul, Add, Add/Clip/Mul/Div, Mul, Add",
+       [](onnx::GraphProto& g, const std::string& y) {
+         AddNode(g, "Mul", {Const(g, "s", {1}, {2.1f}), y}, {"m"});
+         AddNode(g, "Add", {"m", Const(g, "t", {1}, {0.3f})}, {"a"});
+         AddNode(g, "Add", {"a", Const(g, "three", {}, {3.0f})}, {"a3"});
+         AddNode(g, "Clip", {"a3", Const(g, "lo", {}, {0.0f}), Const(g, "hi", {}, {6.0f})}, {"c"});
+         AddNode(g, "Mul", {"a", "c"}, {"mc"});
+         AddNode(g, "Div", {"mc", Const(g, "six", {}, {6.0f})}, {"hs"});
+         AddNode(g, "Mul", {Const(g, "s2", {1}, {0.5f}), "hs"}, {"m2"});
+         AddNode(g, "Add", {"m2", Const(g, "t2", {1, 6, 1, 1}, {0.1f, 0.2f, -0.3f, 0.4f, 0.5f, -0.6f})}, {"out"});
+         return std::string("out");
+       },
+       8},
+      {"tf2onnx: LeakyRelu then Max",
+       [](onnx::GraphProto& g, const std::string& y) {
+         auto& lr = AddNode(g, "LeakyRelu", {y}, {"l"});
+         testing::SetAttr(lr, "alpha", 0.2f);
+         AddNode(g, "Max", {"l", Const(g, "floor", {1, 1, 1, 1}, {-0.4f})}, {"out"});
+         return std::string("out");
+       },
+       2},
+      {"BatchNormalization, Relu",
+       [](onnx::GraphProto& g, const std::string& y) {
+         AddNode(g, "BatchNormalization",
+                 {y, Const(g, "sc", {6}, RandomFloats(6, 1)), Const(g, "bb", {6}, RandomFloats(6, 2)),
+                  Const(g, "mu", {6}, RandomFloats(6, 3)), Const(g, "var", {6}, {0.5f, 1, 2, 0.1f, 3, 0.7f})},
+                 {"bn"});
+         AddNode(g, "Relu", {"bn"}, {"out"});
+         return std::string("out");
+       },
+       2},
+      {"SiLU, HardSigmoid, HardSwish, Clip attrs-free, Sub, Div, Min",
+       [](onnx::GraphProto& g, const std::string& y) {
+         AddNode(g, "Sigmoid", {y}, {"sg"});
+         AddNode(g, "Mul", {"sg", y}, {"silu"});
+         auto& hs = AddNode(g, "HardSigmoid", {"silu"}, {"h"});
+         testing::SetAttr(hs, "alpha", 0.3f);
+         AddNode(g, "HardSwish", {"h"}, {"hw"});
+         AddNode(g, "Sub", {"hw", Const(g, "sub", {6, 1, 1}, {1, 2, 3, 4, 5, 6})}, {"sb"});
+         AddNode(g, "Div", {"sb", Const(g, "div", {}, {3.0f})}, {"dv"});
+         AddNode(g, "Clip", {"dv", Const(g, "clo", {}, {-1.5f})}, {"cl"});
+         AddNode(g, "Min", {Const(g, "cap", {1}, {0.25f}), "cl"}, {"mn"});
+         AddNode(g, "Sigmoid", {"mn"}, {"out"});
+         return std::string("out");
+       },
+       9},
+      {"stops at a second reader and at a broadcasting constant",
+       [](onnx::GraphProto& g, const std::string& y) {
+         AddNode(g, "Relu", {y}, {"r"});
+         AddNode(g, "Add", {"r", Const(g, "wide", {2, 1, 1, 1}, {1, 2})}, {"wide_sum"});  // would grow N to 2
+         AddNode(g, "Mul", {"r", "r"}, {"sq"});
+         AddNode(g, "Concat", {"wide_sum", "sq"}, {"out"}).add_attribute()->CopyFrom([] {
+           onnx::AttributeProto a;
+           a.set_name("axis");
+           a.set_type(onnx::AttributeProto::INT);
+           a.set_i(0);
+           return a;
+         }());
+         return std::string("out");
+       },
+       1},  // the Relu
+  };
+}
+
+TEST(ConvActivationFusionTest, FusedChainsMatchTheUnfusedGraphOnEveryTier) {
+  TierGuard guard;
+  for (const auto& depthwise : {false, true}) {
+    for (const ChainCase& cc : ChainCases()) {
+      const Shape xs{1, 6, 7, 13};
+      const Shape ws = depthwise ? Shape{6, 1, 3, 3} : Shape{6, 6, 3, 3};
+      const onnx::ModelProto model = ConvChainModel(xs, ws, depthwise ? 6 : 1, cc.chain);
+      // The pass alone: how much it absorbed.
+      onnx::ModelProto fused_model = model;
+      std::unordered_map<std::string, Tensor> cache;
+      const onnx::GraphProto& g = fused_model.graph();
+      ConstantLookup lookup = [&](const std::string& name) -> const Tensor* {
+        if (auto it = cache.find(name); it != cache.end()) return &it->second;
+        for (const auto& init : g.initializer())
+          if (init.name() == name) {
+            auto t = TensorFromProto(init);
+            return t ? &cache.emplace(name, std::move(*t)).first->second : nullptr;
+          }
+        return nullptr;
+      };
+      ConvFusionReport report;
+      EXPECT_EQ(FuseConvActivation(fused_model.mutable_graph(), lookup, &report), 1) << cc.what;
+      EXPECT_EQ(report.absorbed_nodes, cc.absorbed) << cc.what;
+      EXPECT_EQ(fused_model.graph().node_size(), model.graph().node_size() - cc.absorbed) << cc.what;
+
+      SessionOptions ref_opts;
+      ref_opts.settings = "nuphar_execution_mode:reference";
+      auto reference = Session::CreateFromModel(model, ref_opts);
+      ASSERT_TRUE(reference.ok()) << reference.message();
+      const Tensor x = RandomTensor(xs, 5);
+      auto want = (*reference)->Run({{"x", x}});
+      ASSERT_TRUE(want.ok()) << want.message();
+      for (IsaTier tier : HostTiers()) {
+        ASSERT_TRUE(ForceIsaTierForTesting(tier));
+        auto session = Session::CreateFromModel(model);
+        ASSERT_TRUE(session.ok()) << session.message();
+        auto got = (*session)->Run({{"x", x}});
+        ASSERT_TRUE(got.ok()) << got.message();
+        const auto a = Values<float>((*got)[0]), b = Values<float>((*want)[0]);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t j = 0; j < a.size(); ++j)
+          ASSERT_NEAR(a[j], b[j], 1e-5f * (1 + std::fabs(b[j])))
+              << cc.what << (depthwise ? " (depthwise) " : " ") << IsaTierName(tier) << " at " << j;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
