@@ -85,8 +85,17 @@ struct ConvKernels {
   void (*gemm_panel)(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
                      int64_t cols);
   int gemm_mr;  ///< output channels per packed panel
+  /// 2-D MaxPool / AveragePool of one plane [H, W] -> [OH, OW], no dilation (pool.cc).
+  void (*pool_plane)(const float* x, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw, int64_t pt,
+                     int64_t pl, int64_t pb, int64_t pr, float* y, int64_t OH, int64_t OW, bool is_max,
+                     bool count_include_pad);
   const char* name;
 };
+
+struct WindowGeometry;
+/// Float MaxPool (without Indices) / AveragePool over 1 or 2 spatial dims without dilation, on
+/// the active tier's kernels; returns false (nothing written) for any other case.
+bool PoolFloat(const float* x, int64_t planes, const WindowGeometry& g, bool is_max, bool count_include_pad, float* y);
 
 /// Floats of one group's packed weights for a kernel with panels of `mr` rows.
 int64_t PackedConvWeightsFloats(int64_t Mg, int64_t K, int mr);

@@ -132,6 +132,84 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
   }
 }
 
+struct PoolCase {
+  const char* op;
+  Shape x, kernel, strides, pads;
+  bool ceil_mode, count_include_pad;
+};
+
+// Max/average over each window, in double; windows clamped to the input (ONNX semantics).
+std::vector<float> NaivePool(const Tensor& x, const PoolCase& c) {
+  const bool two = c.x.size() == 4;
+  const int64_t H = two ? c.x[2] : 1, W = c.x.back(), KH = two ? c.kernel[0] : 1, KW = c.kernel.back();
+  const int64_t sh = two ? c.strides[0] : 1, sw = c.strides.back();
+  const size_t r = c.x.size() - 2;
+  const int64_t pt = two ? c.pads[0] : 0, pl = c.pads[r - 1], pb = two ? c.pads[r] : 0, pr = c.pads[2 * r - 1];
+  auto out = [&](int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1) {
+    const int64_t span = in + p0 + p1 - k;
+    int64_t o = (c.ceil_mode ? (span + s - 1) / s : span / s) + 1;
+    if (c.ceil_mode && (o - 1) * s >= in + p0) --o;  // the last window must start inside the input or left pad
+    return o;
+  };
+  const int64_t OH = out(H, KH, sh, pt, pb), OW = out(W, KW, sw, pl, pr);
+  const bool is_max = std::string(c.op) == "MaxPool";
+  std::vector<float> y;
+  for (int64_t p = 0; p < c.x[0] * c.x[1]; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double best = -1e300, sum = 0;
+        int64_t cells = 0, padded_cells = 0;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t h = oh * sh - pt + kh, w = ow * sw - pl + kw;
+            if (h < H + pb && w < W + pr) ++padded_cells;
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            const double v = x.data<float>()[(p * H + h) * W + w];
+            best = std::max(best, v);
+            sum += v;
+            ++cells;
+          }
+        const int64_t div = c.count_include_pad ? padded_cells : cells;
+        y.push_back(static_cast<float>(is_max ? best : sum / static_cast<double>(div)));
+      }
+  return y;
+}
+
+TEST(FusedConvTest, PoolingMatchesPlainLoopsOnEveryTier) {
+  const std::vector<PoolCase> cases = {
+      {"MaxPool", {1, 3, 72, 32}, {2, 2}, {2, 2}, {0, 0, 0, 0}, false, false},
+      {"MaxPool", {2, 5, 9, 11}, {3, 2}, {2, 3}, {1, 0, 1, 1}, true, false},
+      {"MaxPool", {1, 4, 10, 4}, {1, 2}, {1, 2}, {0, 0, 0, 0}, false, false},
+      {"AveragePool", {1, 6, 3, 80}, {3, 2}, {3, 2}, {0, 0, 0, 0}, false, false},
+      {"AveragePool", {1, 3, 7, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, true, true},
+      {"AveragePool", {1, 3, 7, 9}, {3, 3}, {2, 1}, {1, 2, 0, 1}, false, false},
+      {"MaxPool", {1, 2, 17}, {3}, {2}, {1, 1}, false, false},
+  };
+  TierGuard guard;
+  for (IsaTier tier : HostTiers()) {
+    ASSERT_TRUE(ForceIsaTierForTesting(tier));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const PoolCase& c = cases[i];
+      const Tensor x = RandomTensor(c.x, 31 + static_cast<uint32_t>(i));
+      SingleNode node{.op = c.op, .opset = 11, .inputs = {x}, .attributes = [&c](onnx::NodeProto& n) {
+                        testing::SetAttr(n, "kernel_shape", c.kernel);
+                        testing::SetAttr(n, "strides", c.strides);
+                        testing::SetAttr(n, "pads", c.pads);
+                        testing::SetAttr(n, "ceil_mode", int64_t{c.ceil_mode});
+                        if (std::string(c.op) == "AveragePool")
+                          testing::SetAttr(n, "count_include_pad", int64_t{c.count_include_pad});
+                      }};
+      auto got = RunSingleNode(node);
+      ASSERT_TRUE(got.ok()) << got.message();
+      const auto want = NaivePool(x, c);
+      const auto a = Values<float>((*got)[0]);
+      ASSERT_EQ(a.size(), want.size()) << "case " << i;
+      for (size_t j = 0; j < a.size(); ++j)
+        ASSERT_NEAR(a[j], want[j], 1e-5f * (1 + std::fabs(want[j]))) << IsaTierName(tier) << " case " << i << " at " << j;
+    }
+  }
+}
+
 // Conv followed by `chain(g, conv_output) -> final output name`, W and every operand constant.
 using ChainBuilder = std::function<std::string(onnx::GraphProto&, const std::string&)>;
 
