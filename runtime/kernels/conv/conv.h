@@ -16,7 +16,8 @@
 //   depthwise (one input channel per group, any multiplier): direct, one padded input plane per
 //     channel, output rows computed kWidth columns at a time with the taps in registers;
 //   1x1, unit stride, no padding: the GEMM runs on X itself (no im2col);
-//   everything else (dense, grouped, dilated, strided, 1-D..6-D): im2col + the GEMM.
+//   unit stride, 1-D/2-D: implicit GEMM on the zero-padded input (driver.cc);
+//   everything else (strided, 3-D and up): im2col + the GEMM.
 // The GEMM walks the output in column blocks whose slice of B stays in L2, and within a block
 // panel by panel; the panel's bias and epilogue run on its rows of the block right after.
 // Bias and the epilogue run on each output channel plane while it is still in cache.
@@ -80,9 +81,10 @@ struct ConvKernels {
   /// `tmp` is scratch of kEpilogueChunk floats (for the sigmoid steps).
   void (*epilogue)(float* y, int64_t n, float bias, int64_t c, const ConvEpilogueStep* steps, int num_steps,
                    float* tmp);
-  /// C[rows, cols] = A x B[K, cols] (row stride ldb) for one packed weight panel A (K x gemm_mr,
-  /// PackConvWeights); rows <= gemm_mr. C is overwritten.
-  void (*gemm_panel)(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+  /// C[rows, cols] = A x B for one packed weight panel A (K x gemm_mr, PackConvWeights), where
+  /// row k of B is b[k] + n0 .. + cols (row pointers: an im2col matrix or spans of the padded
+  /// input, see driver.cc); rows <= gemm_mr. C is overwritten.
+  void (*gemm_panel)(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                      int64_t cols);
   int gemm_mr;  ///< output channels per packed panel
   /// 2-D MaxPool / AveragePool of one plane [H, W] -> [OH, OW], no dilation (pool.cc).

@@ -55,64 +55,115 @@ class FusedConvKernel final : public OpKernel {
     float* py = y->data<float>();
     const bool depthwise = depthwise_;
     const bool identity = Im2ColIsIdentity(g);
-    // One scratch block: the epilogue's sigmoid chunk, then the padded plane or the im2col matrix.
+    // Spatial dims as 2-D (1-D is H = 1).
+    const bool two = g.rank == 2;
+    const int64_t last = g.rank - 1;
+    const int64_t H = two ? g.in[0] : 1, W = g.in[last], OH = two ? g.out[0] : 1, OW = g.out[last];
+    const int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[last], dh = two ? g.dilation[0] : 1, dw = g.dilation[last];
+    const int64_t pt = two ? g.pad_begin[0] : 0, pb = two ? g.pad_end[0] : 0, pl = g.pad_begin[last], pr = g.pad_end[last];
+    const int64_t PH = H + pt + pb, PW = W + pl + pr;
+    // Implicit GEMM (unit stride, rank <= 2): every row of the im2col matrix is a contiguous
+    // span of the zero-padded input if the output is computed "wide", PW columns per output row
+    // of which the last PW - OW are discarded. No im2col copy; the padding copy and the
+    // discarded columns cost far less than the KH*KW-fold copy (40% of openWakeWord's time).
+    const bool implicit = !depthwise && !identity && g.rank <= 2 && (!two || g.stride[0] == 1) && g.stride[last] == 1;
+    const bool needs_pad = pt | pb | pl | pr | (KW > 1);
+    const bool wide = implicit && OW != PW;  // else the wide output is Y itself
+    const int64_t slack = (KW - 1) * dw;     // the last wide row reads this far past the plane
+    // One scratch block: the epilogue's sigmoid chunk, the B row pointers, then the padded
+    // plane (depthwise), the padded input and wide output (implicit) or the im2col matrix.
     int64_t work = 0;
-    if (depthwise) {
-      const int64_t h = g.rank == 2 ? g.in[0] + g.pad_begin[0] + g.pad_end[0] : 1;
-      work = h * (g.in[g.rank - 1] + g.pad_begin[g.rank - 1] + g.pad_end[g.rank - 1]) + 16;
-    } else if (!identity) {
-      work = ck * out_size;
-    }
-    float* tmp = static_cast<float*>(ctx.Scratch(sizeof(float) * static_cast<size_t>(kEpilogueChunk + work)));
-    float* scratch = tmp + kEpilogueChunk;
-    auto finish = [&](float* plane, int64_t m) {
-      k.epilogue(plane, out_size, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
+    if (depthwise) work = PH * PW + 16;
+    else if (implicit) work = (needs_pad ? Cg * PH * PW + slack + 16 : 0) + (wide ? Mg * OH * PW : 0);
+    else if (!identity) work = ck * out_size;
+    const size_t ptr_floats = static_cast<size_t>(depthwise ? 0 : (ck * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
+    float* tmp = static_cast<float*>(
+        ctx.Scratch(sizeof(float) * (static_cast<size_t>(kEpilogueChunk + work) + ptr_floats + 16)));
+    const float** brows = reinterpret_cast<const float**>(tmp + kEpilogueChunk);
+    float* scratch = tmp + kEpilogueChunk + ptr_floats;
+    scratch += (16 - reinterpret_cast<uintptr_t>(scratch) / sizeof(float) % 16) % 16;  // 64-byte aligned
+    auto finish = [&](float* p, int64_t len, int64_t m) {
+      k.epilogue(p, len, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
                  static_cast<int>(steps_.size()), tmp);
     };
     for (int64_t n = 0; n < N; ++n) {
       if (depthwise) {
-        // 1-D is 2-D with H = 1. The group of output channel m reads input channel m / Mg.
-        const bool two = g.rank == 2;
-        const int64_t H = two ? g.in[0] : 1, W = g.in[g.rank - 1], OH = two ? g.out[0] : 1, OW = g.out[g.rank - 1];
-        const int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[g.rank - 1];
-        const int64_t last = g.rank - 1;
+        // The group of output channel m reads input channel m / Mg.
         for (int64_t m = 0; m < M; ++m) {
           float* plane = py + (n * M + m) * out_size;
           k.depthwise_plane(px + (n * C + m / Mg) * in_size, H, W, w_.data() + m * KH * KW, KH, KW,
-                            two ? g.stride[0] : 1, g.stride[last], two ? g.dilation[0] : 1, g.dilation[last],
-                            two ? g.pad_begin[0] : 0, g.pad_begin[last], two ? g.pad_end[0] : 0, g.pad_end[last], plane,
-                            OH, OW, scratch);
-          finish(plane, m);
+                            two ? g.stride[0] : 1, g.stride[last], dh, dw, pt, pl, pb, pr, plane, OH, OW, scratch);
+          finish(plane, out_size, m);
         }
         continue;
       }
-      // Column blocks whose slice of B (ck x nc floats) fits in L2 next to a panel.
-      const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(ck, 1)) / 32 * 32);
-      const int mr = k.gemm_mr;
       for (int64_t grp = 0; grp < G; ++grp) {
         const float* xg = px + (n * C + grp * Cg) * in_size;
-        if (!identity) Im2Col<float, float>(xg, Cg, g, 0.0f, scratch);
-        const float* b = identity ? xg : scratch;
-        const float* wg = packed_.data() + grp * group_floats_;
         float* yg = py + (n * M + grp * Mg) * out_size;
-        // Y_g[Mg, out] = W_g[Mg, ck] * B[ck, out]
-        for (int64_t n0 = 0; n0 < out_size; n0 += nc) {
-          const int64_t cols = std::min(nc, out_size - n0);
-          for (int64_t m0 = 0; m0 < Mg; m0 += mr) {
-            const int64_t rows = std::min<int64_t>(mr, Mg - m0);
-            float* c = yg + m0 * out_size + n0;
-            k.gemm_panel(wg + m0 * ck, ck, b + n0, out_size, c, out_size, rows, cols);
-            for (int64_t i = 0; i < rows; ++i)
-              k.epilogue(c + i * out_size, cols, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(grp * Mg + m0 + i)],
-                         grp * Mg + m0 + i, steps_.data(), static_cast<int>(steps_.size()), tmp);
+        const float* wg = packed_.data() + grp * group_floats_;
+        if (implicit) {
+          const float* src = xg;
+          if (needs_pad) {
+            float* pad = scratch;
+            std::fill(pad, pad + Cg * PH * PW + slack, 0.0f);
+            for (int64_t c = 0; c < Cg; ++c)
+              for (int64_t h = 0; h < H; ++h)
+                std::copy(xg + (c * H + h) * W, xg + (c * H + h + 1) * W, pad + (c * PH + h + pt) * PW + pl);
+            src = pad;
           }
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) brows[(c * KH + kh) * KW + kw] = src + c * PH * PW + kh * dh * PW + kw * dw;
+          if (!wide) {
+            Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, tmp, true);
+          } else {
+            float* wide_out = scratch + (needs_pad ? Cg * PH * PW + slack + 16 : 0);
+            Gemm(wg, Mg, ck, brows, OH * PW, wide_out, OH * PW, grp * Mg, tmp, false);
+            for (int64_t m = 0; m < Mg; ++m) {
+              float* plane = yg + m * out_size;
+              for (int64_t oh = 0; oh < OH; ++oh)
+                std::copy(wide_out + (m * OH + oh) * PW, wide_out + (m * OH + oh) * PW + OW, plane + oh * OW);
+              finish(plane, out_size, grp * Mg + m);
+            }
+          }
+          continue;
         }
+        const float* b = xg;
+        if (!identity) {
+          Im2Col<float, float>(xg, Cg, g, 0.0f, scratch);
+          b = scratch;
+        }
+        for (int64_t r = 0; r < ck; ++r) brows[r] = b + r * out_size;
+        Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, tmp, true);
       }
     }
     return Status::OK();
   }
 
  private:
+  // C[Mg, cols] = W_g x B, B's rows at brows[0..ck); column blocks whose slice of B stays in L2
+  // next to a panel. With `epilogue`, bias and steps run on each panel's rows of a block while
+  // they are in L1 (channel m0 + row).
+  void Gemm(const float* wg, int64_t Mg, int64_t ck, const float** brows, int64_t cols_total, float* c, int64_t ldc,
+            int64_t m_base, float* tmp, bool epilogue) const {
+    const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(ck, 1)) / 32 * 32);
+    const int mr = k_.gemm_mr;
+    for (int64_t n0 = 0; n0 < cols_total; n0 += nc) {
+      const int64_t cols = std::min(nc, cols_total - n0);
+      for (int64_t m0 = 0; m0 < Mg; m0 += mr) {
+        const int64_t rows = std::min<int64_t>(mr, Mg - m0);
+        float* cp = c + m0 * ldc + n0;
+        k_.gemm_panel(wg + m0 * ck, ck, brows, n0, cp, ldc, rows, cols);
+        if (!epilogue) continue;
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t m = m_base + m0 + i;
+          k_.epilogue(cp + i * ldc, cols, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
+                      static_cast<int>(steps_.size()), tmp);
+        }
+      }
+    }
+  }
+
   WindowAttrs attrs_;
   std::vector<int64_t> w_shape_;
   std::vector<float> w_, bias_;  // copied at load: the kernel outlives no constant it reads

@@ -6,7 +6,7 @@
 
 #define NUPHAR_CONV_SGEMM_DECLARE(ns)                                                                        \
   namespace nuphar::ns {                                                                                     \
-  void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows, \
+  void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows, \
                   int64_t cols);                                                                             \
   }
 

@@ -11,7 +11,7 @@ namespace {
 constexpr int kMr = 6;
 
 template <int NV, bool kMasked>
-inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                  __m256i mask) {
   __m256 acc[kMr][NV];
   for (int i = 0; i < kMr; ++i)
@@ -19,7 +19,7 @@ inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* 
   for (int64_t k = 0; k < K; ++k) {
     __m256 bv[NV];
     for (int j = 0; j < NV; ++j)
-      bv[j] = kMasked && j == NV - 1 ? _mm256_maskload_ps(b + k * ldb + 8 * j, mask) : _mm256_loadu_ps(b + k * ldb + 8 * j);
+      bv[j] = kMasked && j == NV - 1 ? _mm256_maskload_ps(b[k] + n0 + 8 * j, mask) : _mm256_loadu_ps(b[k] + n0 + 8 * j);
     const float* ak = a + k * kMr;
     for (int i = 0; i < kMr; ++i) {
       const __m256 av = _mm256_broadcast_ss(ak + i);
@@ -37,18 +37,18 @@ inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* 
 
 }  // namespace
 
-void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
   int64_t n = 0;
-  for (; n + 16 <= cols; n += 16) Tile<2, false>(a, K, b + n, ldb, c + n, ldc, rows, __m256i{});
+  for (; n + 16 <= cols; n += 16) Tile<2, false>(a, K, b, n0 + n, c + n, ldc, rows, __m256i{});
   if (n + 8 <= cols) {
-    Tile<1, false>(a, K, b + n, ldb, c + n, ldc, rows, __m256i{});
+    Tile<1, false>(a, K, b, n0 + n, c + n, ldc, rows, __m256i{});
     n += 8;
   }
   if (n < cols) {
     const int left = static_cast<int>(cols - n);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    Tile<1, true>(a, K, b + n, ldb, c + n, ldc, rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lanes));
+    Tile<1, true>(a, K, b, n0 + n, c + n, ldc, rows, _mm256_cmpgt_epi32(_mm256_set1_epi32(left), lanes));
   }
 }
 

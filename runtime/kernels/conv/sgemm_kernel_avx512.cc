@@ -11,7 +11,7 @@ namespace {
 constexpr int kMr = 12;
 
 template <int NV, bool kMasked>
-inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                  __mmask16 mask) {
   __m512 acc[kMr][NV];
   for (int i = 0; i < kMr; ++i)
@@ -19,7 +19,7 @@ inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* 
   for (int64_t k = 0; k < K; ++k) {
     __m512 bv[NV];
     for (int j = 0; j < NV; ++j)
-      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b + k * ldb + 16 * j) : _mm512_loadu_ps(b + k * ldb + 16 * j);
+      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b[k] + n0 + 16 * j) : _mm512_loadu_ps(b[k] + n0 + 16 * j);
     const float* ak = a + k * kMr;
     for (int i = 0; i < kMr; ++i) {
       const __m512 av = _mm512_set1_ps(ak[i]);
@@ -37,15 +37,15 @@ inline void Tile(const float* a, int64_t K, const float* b, int64_t ldb, float* 
 
 }  // namespace
 
-void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
   int64_t n = 0;
-  for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b + n, ldb, c + n, ldc, rows, 0);
+  for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);
   if (n + 16 <= cols) {
-    Tile<1, false>(a, K, b + n, ldb, c + n, ldc, rows, 0);
+    Tile<1, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);
     n += 16;
   }
-  if (n < cols) Tile<1, true>(a, K, b + n, ldb, c + n, ldc, rows, static_cast<__mmask16>((1u << (cols - n)) - 1));
+  if (n < cols) Tile<1, true>(a, K, b, n0 + n, c + n, ldc, rows, static_cast<__mmask16>((1u << (cols - n)) - 1));
 }
 
 }  // namespace nuphar::conv_avx512

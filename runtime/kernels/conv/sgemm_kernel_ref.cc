@@ -4,7 +4,7 @@
 
 namespace nuphar::conv_ref {
 
-void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c, int64_t ldc, int64_t rows,
+void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
   constexpr int kMr = 4;
   for (int64_t i = 0; i < rows; ++i) {
@@ -12,7 +12,7 @@ void SgemmPanel(const float* a, int64_t K, const float* b, int64_t ldb, float* c
     for (int64_t n = 0; n < cols; ++n) ci[n] = 0.0f;
     for (int64_t k = 0; k < K; ++k) {
       const float av = a[k * kMr + i];
-      const float* bk = b + k * ldb;
+      const float* bk = b[k] + n0;
       for (int64_t n = 0; n < cols; ++n) ci[n] += av * bk[n];
     }
   }
