@@ -37,7 +37,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 median() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 med_of() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); our tier: ${NUPHAR_CODEGEN_TARGET:-best of $(grep -o -m1 -w 'avx512_vnni\|avx512f\|avx2' /proc/cpuinfo | head -1)}"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); our tier: ${NUPHAR_CODEGEN_TARGET:-$(grep -qw avx512_vnni /proc/cpuinfo && echo avx512vnni || echo 'best (see cpu_features.h)')}"
 echo "1 thread, $rounds rounds x $iters runs, interleaved"
 printf "%-26s %10s %10s %7s\n" model ours_ms ort_ms ratio
 for name in $models; do

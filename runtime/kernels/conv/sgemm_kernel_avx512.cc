@@ -14,20 +14,29 @@ template <int NV, bool kMasked>
 inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                  __mmask16 mask) {
   __m512 acc[kMr][NV];
+#pragma GCC unroll 16
   for (int i = 0; i < kMr; ++i)
+#pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
   for (int64_t k = 0; k < K; ++k) {
     __m512 bv[NV];
+#pragma GCC unroll 4
     for (int j = 0; j < NV; ++j)
       bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b[k] + n0 + 16 * j) : _mm512_loadu_ps(b[k] + n0 + 16 * j);
     const float* ak = a + k * kMr;
+#pragma GCC unroll 16
     for (int i = 0; i < kMr; ++i) {
       const __m512 av = _mm512_set1_ps(ak[i]);
+#pragma GCC unroll 4
       for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
     }
   }
+  // Fully unrolled with constant indices, so the accumulators stay in registers (a data-dependent
+  // `break` here made GCC keep them in memory and store all of them on every k).
+#pragma GCC unroll 16
   for (int i = 0; i < kMr; ++i) {
-    if (i >= rows) break;
+    if (i >= rows) continue;
+#pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
       if (kMasked && j == NV - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask, acc[i][j]);
       else _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
