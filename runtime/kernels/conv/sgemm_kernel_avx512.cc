@@ -1,6 +1,7 @@
 // Conv GEMM micro-kernel, AVX-512 (this file alone gets the avx512 flags, R10): C[rows, cols] =
 // A_panel x B for one packed panel of kMr = 12 output channels, 32 columns per tile (24 zmm
-// accumulators), a masked tile for the last < 16 columns. See sgemm_pack.cc for the panel layout.
+// accumulators), a masked tile for the last < 16 columns, and rows across the lanes for <= 8
+// columns. See sgemm_pack.cc for the panel layout.
 #include <immintrin.h>
 
 #include "runtime/kernels/conv/sgemm_internal.h"
@@ -44,10 +45,44 @@ inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, f
   }
 }
 
+// Few columns (a filter bank over a short frame: openWakeWord's melspectrogram has 5): a
+// column tile would leave most lanes idle, so the panel's 12 rows go across the lanes instead
+// (the [K][12] panel layout makes them one masked load per k) and each column is one broadcast.
+template <int NC>
+inline void FewColumns(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc,
+                       int64_t rows) {
+  const __mmask16 lanes = static_cast<__mmask16>((1u << kMr) - 1);
+  __m512 acc[NC];
+#pragma GCC unroll 8
+  for (int n = 0; n < NC; ++n) acc[n] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < K; ++k) {
+    const __m512 w = _mm512_maskz_loadu_ps(lanes, a + k * kMr);
+    const float* bk = b[k] + n0;
+#pragma GCC unroll 8
+    for (int n = 0; n < NC; ++n) acc[n] = _mm512_fmadd_ps(w, _mm512_set1_ps(bk[n]), acc[n]);
+  }
+  alignas(64) float out[NC][16];
+#pragma GCC unroll 8
+  for (int n = 0; n < NC; ++n) _mm512_store_ps(out[n], acc[n]);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int n = 0; n < NC; ++n) c[i * ldc + n] = out[n][i];
+}
+
 }  // namespace
 
 void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
+  switch (cols) {
+    case 1: return FewColumns<1>(a, K, b, n0, c, ldc, rows);
+    case 2: return FewColumns<2>(a, K, b, n0, c, ldc, rows);
+    case 3: return FewColumns<3>(a, K, b, n0, c, ldc, rows);
+    case 4: return FewColumns<4>(a, K, b, n0, c, ldc, rows);
+    case 5: return FewColumns<5>(a, K, b, n0, c, ldc, rows);
+    case 6: return FewColumns<6>(a, K, b, n0, c, ldc, rows);
+    case 7: return FewColumns<7>(a, K, b, n0, c, ldc, rows);
+    case 8: return FewColumns<8>(a, K, b, n0, c, ldc, rows);
+    default: break;
+  }
   int64_t n = 0;
   for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);
   if (n + 16 <= cols) {
