@@ -19,7 +19,9 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-# model -> dims (ours and ORT take the same syntax: name=value, INPUT:AXIS=value)
+# model -> dims (ours and ORT take the same syntax: name=value, INPUT:AXIS=value). Inputs are
+# drawn once by ort_run.js (--save-inputs; the Silero sample rate sr set to 16000, the rate
+# these models are named for) and fed to both sides from that directory.
 declare -A dims=(
   [ch_PP-OCRv4_rec_infer]=p2o.DynamicDimension.0=1,p2o.DynamicDimension.1=320
   [oww_embedding_model]=unk__314=1
@@ -44,10 +46,12 @@ for name in $models; do
   m=$shared/models/$name.onnx
   d=${dims[$name]-}
   dim_args=(); [ -n "$d" ] && dim_args=(--dims "$d")
+  in=$work/in_$name
+  node "$shared/peer/ort_run.js" "$m" --iters 1 "${dim_args[@]}" --const sr=16000 --save-inputs "$in" --quiet > /dev/null
   ours="" ort=""
   for _ in $(seq "$rounds"); do
-    "$bin/perf_test" -x 1 -r "$iters" "${dim_args[@]}" "$m" > "$work/o.json"; ours+=" $(median "$work/o.json")"
-    node "$shared/peer/ort_run.js" "$m" --threads 1 --iters "$iters" "${dim_args[@]}" --quiet > "$work/r.json"
+    "$bin/perf_test" -x 1 -r "$iters" --input-dir "$in" "$m" > "$work/o.json"; ours+=" $(median "$work/o.json")"
+    node "$shared/peer/ort_run.js" "$m" --threads 1 --iters "$iters" --input-dir "$in" --quiet > "$work/r.json"
     ort+=" $(median "$work/r.json")"
   done
   o=$(med_of $ours) r=$(med_of $ort)
