@@ -366,6 +366,11 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
     // Load-time folding: run nodes whose inputs are all constants once, now.
     if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
       Frame fold(*plan, nullptr);
+      // A subgraph node may read an enclosing graph's constants (Silero's LSTM weights are
+      // sliced inside an If branch); without these bindings the fold failed and the node ran
+      // on every Run.
+      for (int ref : pn.inputs)
+        if (ref <= -2) fold.BindOuter(ref, scope.ConstantFor(ref));
       KernelContext ctx(fold, pn.inputs, pn.outputs);
       if (pn.kernel->Compute(ctx).ok()) {
         for (size_t o = 0; o < pn.outputs.size(); ++o) {
