@@ -12,6 +12,25 @@
 namespace nuphar {
 namespace {
 
+// im2col of a strided 1-D/2-D window: col[(c, kh, kw), (oh, ow)], padding 0. The generic N-D
+// Im2Col walks rows through a visitor whose per-row cost dominated the small strided convs of
+// Silero's encoder (a few output columns per row).
+void Im2Col2d(const float* x, int64_t C, int64_t H, int64_t W, int64_t KH, int64_t KW, int64_t sh, int64_t sw,
+              int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t OH, int64_t OW, float* col) {
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw)
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const int64_t h = oh * sh - pt + kh * dh;
+          const bool row_inside = h >= 0 && h < H;
+          const float* xr = x + (c * H + h) * W;
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t w = ow * sw - pl + kw * dw;
+            *col++ = row_inside && w >= 0 && w < W ? xr[w] : 0.0f;
+          }
+        }
+}
+
 class FusedConvKernel final : public OpKernel {
  public:
   FusedConvKernel(WindowAttrs attrs, std::vector<int64_t> w_shape, std::vector<float> w, std::vector<float> bias,
@@ -130,7 +149,11 @@ class FusedConvKernel final : public OpKernel {
         }
         const float* b = xg;
         if (!identity) {
-          Im2Col<float, float>(xg, Cg, g, 0.0f, scratch);
+          if (g.rank <= 2) {
+            Im2Col2d(xg, Cg, H, W, KH, KW, two ? g.stride[0] : 1, g.stride[last], dh, dw, pt, pl, OH, OW, scratch);
+          } else {
+            Im2Col<float, float>(xg, Cg, g, 0.0f, scratch);
+          }
           b = scratch;
         }
         for (int64_t r = 0; r < ck; ++r) brows[r] = b + r * out_size;
