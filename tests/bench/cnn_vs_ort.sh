@@ -5,7 +5,9 @@
 #
 #   tests/bench/cnn_vs_ort.sh [-r ROUNDS] [-i ITERS] [MODEL...]   (default: every model below)
 #
-# ratio = ours / ORT: below 1.0 we are faster. The CNN models of the issue (PaddleOCR v4
+# ratio = ours / ORT: below 1.0 we are faster. max_abs: the largest absolute difference of any
+# output between the two (same inputs; --dump-outputs on both sides, peer compare_outputs.py),
+# which must stay within 1e-4. The CNN models of the issue (PaddleOCR v4
 # recognizer, openWakeWord embedding and melspectrogram) must reach <= 1.0, the others < 1.0.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,7 +43,7 @@ median() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1
 med_of() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); our tier: ${NUPHAR_CODEGEN_TARGET:-$(grep -qw avx512_vnni /proc/cpuinfo && echo avx512vnni || echo 'best (see cpu_features.h)')}"
 echo "1 thread, $rounds rounds x $iters runs, interleaved"
-printf "%-26s %10s %10s %7s\n" model ours_ms ort_ms ratio
+printf "%-26s %10s %10s %7s %10s\n" model ours_ms ort_ms ratio max_abs
 for name in $models; do
   m=$shared/models/$name.onnx
   d=${dims[$name]-}
@@ -55,5 +57,10 @@ for name in $models; do
     ort+=" $(median "$work/r.json")"
   done
   o=$(med_of $ours) r=$(med_of $ort)
-  printf "%-26s %10s %10s %7s\n" "$name" "$o" "$r" "$(/usr/bin/python3 -c "print('%.2f' % ($o / $r))")"
+  "$bin/perf_test" -x 1 -r 1 --input-dir "$in" --dump-outputs "$work/out_ours" "$m" > /dev/null
+  node "$shared/peer/ort_run.js" "$m" --iters 1 --input-dir "$in" --dump-outputs "$work/out_ort" --quiet > /dev/null
+  diff=$(/usr/bin/python3 "$shared/peer/compare_outputs.py" "$work/out_ort" "$work/out_ours" --atol 1e-4 2>/dev/null |
+    /usr/bin/python3 -c "import json,sys; r=json.load(sys.stdin); print('%.1e%s' % (max(x['max_abs'] for x in r), '' if all(x['within_tol'] for x in r) else '!'))")
+  rm -rf "$work/out_ours" "$work/out_ort"
+  printf "%-26s %10s %10s %7s %10s\n" "$name" "$o" "$r" "$(/usr/bin/python3 -c "print('%.2f' % ($o / $r))")" "$diff"
 done
