@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace nuphar {
@@ -98,6 +99,14 @@ struct WindowGeometry;
 /// Float MaxPool (without Indices) / AveragePool over 1 or 2 spatial dims without dilation, on
 /// the active tier's kernels; returns false (nothing written) for any other case.
 bool PoolFloat(const float* x, int64_t planes, const WindowGeometry& g, bool is_max, bool count_include_pad, float* y);
+
+/// Called with a finished piece of one GEMM output row: `len` floats of row `m` at `row`.
+using RowsDone = std::function<void(float* row, int64_t len, int64_t m)>;
+/// C[M, N] = A x B with A packed by PackConvWeights for `k` (gemm_mr) and B's rows at brows
+/// (see ConvKernels::gemm_panel). Blocks of columns, panel by panel; `rows_done` (if set) runs
+/// on each panel's rows of a block right after they are computed, while they are in L1.
+void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows, int64_t N,
+                    float* c, int64_t ldc, const RowsDone& rows_done);
 
 /// Floats of one group's packed weights for a kernel with panels of `mr` rows.
 int64_t PackedConvWeightsFloats(int64_t Mg, int64_t K, int mr);

@@ -10,6 +10,25 @@
 #include "runtime/kernels/nn_kernels.h"
 
 namespace nuphar {
+
+void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows, int64_t N,
+                    float* c, int64_t ldc, const RowsDone& rows_done) {
+  // Column blocks whose slice of B (K x nc floats, 256 KB) stays in L2 next to a panel.
+  constexpr int64_t kBlockFloats = 64 * 1024;
+  const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(K, 1)) / 32 * 32);
+  const int mr = k.gemm_mr;
+  for (int64_t n0 = 0; n0 < N; n0 += nc) {
+    const int64_t cols = std::min(nc, N - n0);
+    for (int64_t m0 = 0; m0 < M; m0 += mr) {
+      const int64_t rows = std::min<int64_t>(mr, M - m0);
+      float* cp = c + m0 * ldc + n0;
+      k.gemm_panel(packed + m0 * K, K, brows, n0, cp, ldc, rows, cols);
+      if (rows_done)
+        for (int64_t i = 0; i < rows; ++i) rows_done(cp + i * ldc, cols, m0 + i);
+    }
+  }
+}
+
 namespace {
 
 // im2col of a strided 1-D/2-D window: col[(c, kh, kw), (oh, ow)], padding 0. The generic N-D
@@ -164,27 +183,14 @@ class FusedConvKernel final : public OpKernel {
   }
 
  private:
-  // C[Mg, cols] = W_g x B, B's rows at brows[0..ck); column blocks whose slice of B stays in L2
-  // next to a panel. With `epilogue`, bias and steps run on each panel's rows of a block while
-  // they are in L1 (channel m0 + row).
   void Gemm(const float* wg, int64_t Mg, int64_t ck, const float** brows, int64_t cols_total, float* c, int64_t ldc,
             int64_t m_base, float* tmp, bool epilogue) const {
-    const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(ck, 1)) / 32 * 32);
-    const int mr = k_.gemm_mr;
-    for (int64_t n0 = 0; n0 < cols_total; n0 += nc) {
-      const int64_t cols = std::min(nc, cols_total - n0);
-      for (int64_t m0 = 0; m0 < Mg; m0 += mr) {
-        const int64_t rows = std::min<int64_t>(mr, Mg - m0);
-        float* cp = c + m0 * ldc + n0;
-        k_.gemm_panel(wg + m0 * ck, ck, brows, n0, cp, ldc, rows, cols);
-        if (!epilogue) continue;
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t m = m_base + m0 + i;
-          k_.epilogue(cp + i * ldc, cols, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
-                      static_cast<int>(steps_.size()), tmp);
-        }
-      }
-    }
+    auto rows_done = [&](float* row, int64_t len, int64_t m) {
+      const int64_t ch = m_base + m;
+      k_.epilogue(row, len, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(ch)], ch, steps_.data(),
+                  static_cast<int>(steps_.size()), tmp);
+    };
+    PackedConvGemm(k_, wg, Mg, ck, brows, cols_total, c, ldc, epilogue ? RowsDone(rows_done) : RowsDone());
   }
 
   WindowAttrs attrs_;
@@ -196,7 +202,6 @@ class FusedConvKernel final : public OpKernel {
   bool depthwise_ = false;
   int64_t group_floats_ = 0;   // packed floats per group
   std::vector<float> packed_;  // PackConvWeights panels, group after group
-  static constexpr int64_t kBlockFloats = 64 * 1024;  // 256 KB of B per column block
 };
 
 std::vector<float> CopyFloats(const Tensor& t) {

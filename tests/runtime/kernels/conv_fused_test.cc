@@ -134,6 +134,47 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
   }
 }
 
+// ConvTranspose with a constant W (packed at load for the conv GEMM) equals the same node with W
+// as a graph input (the reference GEMM + col2im), on every tier.
+TEST(FusedConvTest, ConvTransposeWithPackedWeightsMatchesTheReferenceOnEveryTier) {
+  struct TCase {
+    Shape x, w, strides, pads, output_padding, dilations;
+    int64_t group;
+  };
+  const std::vector<TCase> cases = {
+      {{1, 4, 3, 5}, {4, 3, 3, 2}, {2, 1}, {1, 0, 0, 1}, {1, 0}, {1, 1}, 2},
+      {{2, 6, 4, 7}, {6, 5, 1, 3}, {1, 2}, {0, 1, 0, 1}, {0, 1}, {1, 1}, 1},   // gtcrn-like (1, 3) stride (1, 2)
+      {{1, 16, 5, 9}, {16, 8, 2, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {2, 1}, 4},  // dilated
+      {{1, 13, 3, 11}, {13, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {1, 1}, 1},  // 1x1: GEMM straight into Y
+      {{1, 3, 10}, {3, 2, 4}, {3}, {1, 2}, {2}, {1}, 1},                        // 1-D
+  };
+  TierGuard guard;
+  for (IsaTier tier : HostTiers()) {
+    ASSERT_TRUE(ForceIsaTierForTesting(tier));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const TCase& c = cases[i];
+      const Tensor x = RandomTensor(c.x, 41 + static_cast<uint32_t>(i)), w = RandomTensor(c.w, 42);
+      const Tensor b = RandomTensor({c.w[1] * c.group}, 43);
+      SingleNode node{.op = "ConvTranspose", .opset = 11, .inputs = {x, w, b}, .attributes = [&c](onnx::NodeProto& n) {
+                        testing::SetAttr(n, "strides", c.strides);
+                        testing::SetAttr(n, "pads", c.pads);
+                        testing::SetAttr(n, "output_padding", c.output_padding);
+                        testing::SetAttr(n, "dilations", c.dilations);
+                        testing::SetAttr(n, "group", c.group);
+                      }};
+      auto want = RunSingleNode(node);
+      ASSERT_TRUE(want.ok()) << want.message();
+      node.constant_inputs = {1, 2};
+      auto got = RunSingleNode(node);
+      ASSERT_TRUE(got.ok()) << got.message();
+      const auto a = Values<float>((*got)[0]), e = Values<float>((*want)[0]);
+      ASSERT_EQ((*got)[0].shape(), (*want)[0].shape()) << "case " << i;
+      for (size_t j = 0; j < a.size(); ++j)
+        ASSERT_NEAR(a[j], e[j], 1e-5f * (1 + std::fabs(e[j]))) << IsaTierName(tier) << " case " << i << " at " << j;
+    }
+  }
+}
+
 struct PoolCase {
   const char* op;
   Shape x, kernel, strides, pads;
