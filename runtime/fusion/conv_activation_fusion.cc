@@ -140,7 +140,7 @@ class ChainMatcher {
       const int other = n.input(0) == y ? 1 : 0;
       if (other == 0 && !commutes) return false;
       if (!ChannelConstant(n.input(other), M, R)) return false;
-      s.kind = op == "Mul" ? ConvStep::kMul
+      s.kind = op == "Mul"   ? ConvStep::kMul
                : op == "Add" ? ConvStep::kAdd
                : op == "Max" ? ConvStep::kMax
                : op == "Min" ? ConvStep::kMin
@@ -199,7 +199,8 @@ class ChainMatcher {
     const std::vector<int> div = Consumers(b->output(0));
     if (div.size() != 1) return false;
     const onnx::NodeProto& d = g_->node(div[0]);
-    if (d.op_type() != "Div" || d.input_size() != 2 || d.input(0) != b->output(0) || !ScalarConstant(d.input(1), &s.p[1]))
+    if (d.op_type() != "Div" || d.input_size() != 2 || d.input(0) != b->output(0) ||
+        !ScalarConstant(d.input(1), &s.p[1]))
       return false;
     steps->push_back(s);
     absorbed->insert(absorbed->end(), {ia, clip[0], ib, div[0]});
@@ -224,11 +225,11 @@ class ChainMatcher {
     const double eps = FloatAttr(n, "epsilon", 1e-5f);
     onnx::TensorProto scale, shift;
     for (int64_t c = 0; c < M; ++c) {
-      const double a = static_cast<double>(p[0]->data<float>()[c]) /
-                       std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
+      const double a =
+          static_cast<double>(p[0]->data<float>()[c]) / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
       scale.add_float_data(static_cast<float>(a));
-      shift.add_float_data(
-          static_cast<float>(static_cast<double>(p[1]->data<float>()[c]) - static_cast<double>(p[2]->data<float>()[c]) * a));
+      shift.add_float_data(static_cast<float>(static_cast<double>(p[1]->data<float>()[c]) -
+                                              static_cast<double>(p[2]->data<float>()[c]) * a));
     }
     const std::string base = n.output(0) + "/fused_bn_";
     for (auto* t : {&scale, &shift}) {

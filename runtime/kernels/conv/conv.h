@@ -1,16 +1,20 @@
-// fp32 convolution family: the public header of runtime/kernels/conv/ (pack-free direct kernels,
-// the im2col + GEMM driver and the fused epilogue), used by the FusedConv kernel that
-// runtime/fusion/conv_activation_fusion.cc puts in place of a float Conv with constant weights.
+// fp32 convolution family: the public header of runtime/kernels/conv/. FusedConv (a float Conv
+// with constant weights plus the elementwise chain after it, made at load by
+// runtime/fusion/conv_activation_fusion.cc), ConvTranspose with constant weights (nn_conv.cc)
+// and float 1-D/2-D pooling (nn_pool.cc) run on these kernels.
 //
 // # Pipeline (one file per job, STYLE R10)
-//   sgemm_pack.cc    weights packed once at load into panels of gemm_mr output channels.
-//   sgemm_kernel_<isa>.cc  the GEMM micro-kernels (intrinsics): a panel times the im2col matrix.
-//   driver.cc        the FusedConv OpKernel: geometry, the choice of algorithm per call, threading
-//                    over (image, channel) blocks; baseline flags.
-//   kernel_impl.inc  the per-ISA work: the direct depthwise kernel and the epilogue, written once
-//                    with GCC vector extensions and compiled by kernel_ref.cc (SSE2, 4 lanes),
-//                    kernel_avx2.cc (8 lanes) and kernel_avx512.cc (16 lanes).
-//   dispatch.cc      the only place that knows which implementations exist (ActiveIsaTier).
+//   sgemm_pack.cc          weights packed once at load into panels of gemm_mr output channels.
+//   sgemm_kernel_<isa>.cc  the GEMM micro-kernels (intrinsics): one panel times B, B given as
+//                          row pointers (an im2col matrix, or spans of the padded input).
+//   direct_impl.inc        the per-ISA direct kernels: depthwise, pooling and the epilogue,
+//                          written once with GCC vector extensions and compiled by direct_ref.cc
+//                          (SSE2, 4 lanes), direct_avx2.cc (8) and direct_avx512.cc (16).
+//   driver.cc              the FusedConv OpKernel: shapes, the choice of algorithm, the blocked
+//                          GEMM loop (PackedConvGemm); baseline flags. pool.cc: pooling's.
+//   dispatch.cc            the only place that knows which implementations exist (ActiveIsaTier).
+// Kernels capture their ConvKernels at load: the packed layout (gemm_mr) belongs to it.
+// Single-threaded for now: each call runs on the calling thread.
 //
 // # Algorithms
 //   depthwise (one input channel per group, any multiplier): direct, one padded input plane per
@@ -19,8 +23,7 @@
 //   unit stride, 1-D/2-D: implicit GEMM on the zero-padded input (driver.cc);
 //   everything else (strided, 3-D and up): im2col + the GEMM.
 // The GEMM walks the output in column blocks whose slice of B stays in L2, and within a block
-// panel by panel; the panel's bias and epilogue run on its rows of the block right after.
-// Bias and the epilogue run on each output channel plane while it is still in cache.
+// panel by panel; bias and epilogue run on a panel's rows of the block right after, in L1.
 //
 // # Why an epilogue of steps, not one activation enum
 // Exporters spell activations as chains of elementwise nodes (PaddleOCR: Mul, Add, then
@@ -48,20 +51,20 @@ void RegisterFusedConvKernels(KernelRegistry& r);
 inline constexpr const char* kFusedConvOp = "FusedConv";
 
 enum class ConvStep : uint8_t {
-  kMul,          ///< x * a[c]           (Mul by a constant; a per channel or one value)
-  kAdd,          ///< x + a[c]
-  kSub,          ///< x - a[c]
-  kDiv,          ///< x / a[c]
-  kMax,          ///< max(x, a[c])
-  kMin,          ///< min(x, a[c])
-  kClip,         ///< min(max(x, lo), hi)
-  kRelu,         ///< max(x, 0)
-  kLeakyRelu,    ///< x < 0 ? alpha * x : x
-  kHardSigmoid,  ///< max(0, min(1, alpha * x + beta))
-  kHardSwish,    ///< x * max(0, min(1, x / 6 + 1/2))  (the ONNX op)
-  kSigmoid,      ///< 1 / (1 + exp(-x))  (vector_math's Sigmoid)
-  kMulSigmoid,   ///< x * sigmoid(x)  (Mul(x, Sigmoid(x)), SiLU/Swish)
-  kMulClipAddDiv ///< (x * min(max(x + alpha, lo), hi)) / beta  (HardSwish as Add/Clip/Mul/Div nodes)
+  kMul,           ///< x * a[c]           (Mul by a constant; a per channel or one value)
+  kAdd,           ///< x + a[c]
+  kSub,           ///< x - a[c]
+  kDiv,           ///< x / a[c]
+  kMax,           ///< max(x, a[c])
+  kMin,           ///< min(x, a[c])
+  kClip,          ///< min(max(x, lo), hi)
+  kRelu,          ///< max(x, 0)
+  kLeakyRelu,     ///< x < 0 ? alpha * x : x
+  kHardSigmoid,   ///< max(0, min(1, alpha * x + beta))
+  kHardSwish,     ///< x * max(0, min(1, x / 6 + 1/2))  (the ONNX op)
+  kSigmoid,       ///< 1 / (1 + exp(-x))  (vector_math's Sigmoid)
+  kMulSigmoid,    ///< x * sigmoid(x)  (Mul(x, Sigmoid(x)), SiLU/Swish)
+  kMulClipAddDiv  ///< (x * min(max(x + alpha, lo), hi)) / beta  (HardSwish as Add/Clip/Mul/Div nodes)
 };
 
 /// One step; `values` holds 1 or M (output channels) entries for the binary steps.
@@ -71,13 +74,13 @@ struct ConvEpilogueStep {
   std::vector<float> values;                  ///< binary steps (1 or M entries)
 };
 
-/// The per-ISA kernels (kernel_impl.inc). All pointers are float32, row-major.
+/// The per-ISA kernels (direct_impl.inc). All pointers are float32, row-major.
 struct ConvKernels {
   /// Direct 2-D depthwise for one output channel: x is one input plane [H, W], w [KH, KW], y
   /// [OH, OW]. `padded` is scratch of (H + pt + pb) * (W + pl + pr) + 16 floats.
-  void (*depthwise_plane)(const float* x, int64_t H, int64_t W, const float* w, int64_t KH, int64_t KW,
-                          int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t pb,
-                          int64_t pr, float* y, int64_t OH, int64_t OW, float* padded);
+  void (*depthwise_plane)(const float* x, int64_t H, int64_t W, const float* w, int64_t KH, int64_t KW, int64_t sh,
+                          int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, float* y,
+                          int64_t OH, int64_t OW, float* padded);
   /// y[i] = epilogue(y[i] + bias) for i < n, channel c (selects per-channel step values).
   /// `tmp` is scratch of kEpilogueChunk floats (for the sigmoid steps).
   void (*epilogue)(float* y, int64_t n, float bias, int64_t c, const ConvEpilogueStep* steps, int num_steps,
@@ -105,8 +108,8 @@ using RowsDone = std::function<void(float* row, int64_t len, int64_t m)>;
 /// C[M, N] = A x B with A packed by PackConvWeights for `k` (gemm_mr) and B's rows at brows
 /// (see ConvKernels::gemm_panel). Blocks of columns, panel by panel; `rows_done` (if set) runs
 /// on each panel's rows of a block right after they are computed, while they are in L1.
-void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows, int64_t N,
-                    float* c, int64_t ldc, const RowsDone& rows_done);
+void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows,
+                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done);
 
 /// Floats of one group's packed weights for a kernel with panels of `mr` rows.
 int64_t PackedConvWeightsFloats(int64_t Mg, int64_t K, int mr);
@@ -120,7 +123,7 @@ const ConvKernels& GetConvKernels();
 /// Forces a path (tests); a path the CPU lacks falls back to the next lower one.
 void SetConvPathForTesting(ConvPath path);
 
-/// The implementations (kernel_<isa>.cc); only dispatch.cc picks among them.
+/// The implementations (direct_<isa>.cc); only dispatch.cc picks among them.
 const ConvKernels& ConvKernelsRef();
 const ConvKernels& ConvKernelsAvx2();
 const ConvKernels& ConvKernelsAvx512();

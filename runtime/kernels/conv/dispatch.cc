@@ -18,13 +18,18 @@ const ConvKernels& GetConvKernels() {
                                                             &ConvKernelsAvx512(), nullptr};
   IsaTier tier = ActiveIsaTier();
   switch (static_cast<ConvPath>(g_forced.load(std::memory_order_relaxed))) {
-    case ConvPath::kAuto: break;
-    case ConvPath::kRef: tier = IsaTier::kPortable; break;
-    case ConvPath::kAvx2: tier = HostCpu().Supports(IsaTier::kAvx2) ? IsaTier::kAvx2 : IsaTier::kPortable; break;
+    case ConvPath::kAuto:
+      break;
+    case ConvPath::kRef:
+      tier = IsaTier::kPortable;
+      break;
+    case ConvPath::kAvx2:
+      tier = HostCpu().Supports(IsaTier::kAvx2) ? IsaTier::kAvx2 : IsaTier::kPortable;
+      break;
     case ConvPath::kAvx512:
-      tier = HostCpu().Supports(IsaTier::kAvx512)  ? IsaTier::kAvx512
+      tier = HostCpu().Supports(IsaTier::kAvx512) ? IsaTier::kAvx512
              : HostCpu().Supports(IsaTier::kAvx2) ? IsaTier::kAvx2
-                                                   : IsaTier::kPortable;
+                                                  : IsaTier::kPortable;
       break;
   }
   return SelectForTier(kByTier, tier);

@@ -11,8 +11,8 @@
 
 namespace nuphar {
 
-void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows, int64_t N,
-                    float* c, int64_t ldc, const RowsDone& rows_done) {
+void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows,
+                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done) {
   // Column blocks whose slice of B (K x nc floats, 256 KB) stays in L2 next to a panel.
   constexpr int64_t kBlockFloats = 64 * 1024;
   const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(K, 1)) / 32 * 32);
@@ -54,8 +54,12 @@ class FusedConvKernel final : public OpKernel {
  public:
   FusedConvKernel(WindowAttrs attrs, std::vector<int64_t> w_shape, std::vector<float> w, std::vector<float> bias,
                   std::vector<ConvEpilogueStep> steps)
-      : attrs_(std::move(attrs)), w_shape_(std::move(w_shape)), w_(std::move(w)), bias_(std::move(bias)),
-        steps_(std::move(steps)), k_(GetConvKernels()) {
+      : attrs_(std::move(attrs)),
+        w_shape_(std::move(w_shape)),
+        w_(std::move(w)),
+        bias_(std::move(bias)),
+        steps_(std::move(steps)),
+        k_(GetConvKernels()) {
     const int64_t G = attrs_.group, Mg = w_shape_[0] / G;
     int64_t kernel_size = 1;
     for (size_t i = 2; i < w_shape_.size(); ++i) kernel_size *= w_shape_[i];
@@ -98,7 +102,8 @@ class FusedConvKernel final : public OpKernel {
     const int64_t last = g.rank - 1;
     const int64_t H = two ? g.in[0] : 1, W = g.in[last], OH = two ? g.out[0] : 1, OW = g.out[last];
     const int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[last], dh = two ? g.dilation[0] : 1, dw = g.dilation[last];
-    const int64_t pt = two ? g.pad_begin[0] : 0, pb = two ? g.pad_end[0] : 0, pl = g.pad_begin[last], pr = g.pad_end[last];
+    const int64_t pt = two ? g.pad_begin[0] : 0, pb = two ? g.pad_end[0] : 0, pl = g.pad_begin[last],
+                  pr = g.pad_end[last];
     const int64_t PH = H + pt + pb, PW = W + pl + pr;
     // Implicit GEMM (unit stride, rank <= 2): every row of the im2col matrix is a contiguous
     // span of the zero-padded input if the output is computed "wide", PW columns per output row
@@ -111,10 +116,14 @@ class FusedConvKernel final : public OpKernel {
     // One scratch block: the epilogue's sigmoid chunk, the B row pointers, then the padded
     // plane (depthwise), the padded input and wide output (implicit) or the im2col matrix.
     int64_t work = 0;
-    if (depthwise) work = PH * PW + 16;
-    else if (implicit) work = (needs_pad ? Cg * PH * PW + slack + 16 : 0) + (wide ? Mg * OH * PW : 0);
-    else if (!identity) work = ck * out_size;
-    const size_t ptr_floats = static_cast<size_t>(depthwise ? 0 : (ck * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
+    if (depthwise)
+      work = PH * PW + 16;
+    else if (implicit)
+      work = (needs_pad ? Cg * PH * PW + slack + 16 : 0) + (wide ? Mg * OH * PW : 0);
+    else if (!identity)
+      work = ck * out_size;
+    const size_t ptr_floats =
+        static_cast<size_t>(depthwise ? 0 : (ck * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
     float* tmp = static_cast<float*>(
         ctx.Scratch(sizeof(float) * (static_cast<size_t>(kEpilogueChunk + work) + ptr_floats + 16)));
     const float** brows = reinterpret_cast<const float**>(tmp + kEpilogueChunk);
@@ -151,7 +160,8 @@ class FusedConvKernel final : public OpKernel {
           }
           for (int64_t c = 0; c < Cg; ++c)
             for (int64_t kh = 0; kh < KH; ++kh)
-              for (int64_t kw = 0; kw < KW; ++kw) brows[(c * KH + kh) * KW + kw] = src + c * PH * PW + kh * dh * PW + kw * dw;
+              for (int64_t kw = 0; kw < KW; ++kw)
+                brows[(c * KH + kh) * KW + kw] = src + c * PH * PW + kh * dh * PW + kw * dw;
           if (!wide) {
             Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, tmp, true);
           } else {
@@ -197,8 +207,8 @@ class FusedConvKernel final : public OpKernel {
   std::vector<int64_t> w_shape_;
   std::vector<float> w_, bias_;  // copied at load: the kernel outlives no constant it reads
   std::vector<ConvEpilogueStep> steps_;
-  const ConvKernels& k_;       // chosen once at load: the packing below is laid out for it
-  int64_t ck_ = 0;             // GEMM depth: input channels per group x kernel size
+  const ConvKernels& k_;  // chosen once at load: the packing below is laid out for it
+  int64_t ck_ = 0;        // GEMM depth: input channels per group x kernel size
   bool depthwise_ = false;
   int64_t group_floats_ = 0;   // packed floats per group
   std::vector<float> packed_;  // PackConvWeights panels, group after group

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#define NUPHAR_CONV_SGEMM_DECLARE(ns)                                                                        \
-  namespace nuphar::ns {                                                                                     \
+#define NUPHAR_CONV_SGEMM_DECLARE(ns)                                                                                \
+  namespace nuphar::ns {                                                                                             \
   void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows, \
-                  int64_t cols);                                                                             \
+                  int64_t cols);                                                                                     \
   }
 
 NUPHAR_CONV_SGEMM_DECLARE(conv_ref)

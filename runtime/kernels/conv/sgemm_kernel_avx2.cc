@@ -38,8 +38,10 @@ inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, f
     if (i >= rows) continue;
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
-      if (kMasked && j == NV - 1) _mm256_maskstore_ps(c + i * ldc + 8 * j, mask, acc[i][j]);
-      else _mm256_storeu_ps(c + i * ldc + 8 * j, acc[i][j]);
+      if (kMasked && j == NV - 1)
+        _mm256_maskstore_ps(c + i * ldc + 8 * j, mask, acc[i][j]);
+      else
+        _mm256_storeu_ps(c + i * ldc + 8 * j, acc[i][j]);
     }
   }
 }

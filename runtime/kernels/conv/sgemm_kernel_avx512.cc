@@ -23,7 +23,8 @@ inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, f
     __m512 bv[NV];
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j)
-      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b[k] + n0 + 16 * j) : _mm512_loadu_ps(b[k] + n0 + 16 * j);
+      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b[k] + n0 + 16 * j)
+                                     : _mm512_loadu_ps(b[k] + n0 + 16 * j);
     const float* ak = a + k * kMr;
 #pragma GCC unroll 16
     for (int i = 0; i < kMr; ++i) {
@@ -39,8 +40,10 @@ inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, f
     if (i >= rows) continue;
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) {
-      if (kMasked && j == NV - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask, acc[i][j]);
-      else _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
+      if (kMasked && j == NV - 1)
+        _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask, acc[i][j]);
+      else
+        _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
     }
   }
 }
@@ -73,15 +76,24 @@ inline void FewColumns(const float* a, int64_t K, const float* const* b, int64_t
 void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
   switch (cols) {
-    case 1: return FewColumns<1>(a, K, b, n0, c, ldc, rows);
-    case 2: return FewColumns<2>(a, K, b, n0, c, ldc, rows);
-    case 3: return FewColumns<3>(a, K, b, n0, c, ldc, rows);
-    case 4: return FewColumns<4>(a, K, b, n0, c, ldc, rows);
-    case 5: return FewColumns<5>(a, K, b, n0, c, ldc, rows);
-    case 6: return FewColumns<6>(a, K, b, n0, c, ldc, rows);
-    case 7: return FewColumns<7>(a, K, b, n0, c, ldc, rows);
-    case 8: return FewColumns<8>(a, K, b, n0, c, ldc, rows);
-    default: break;
+    case 1:
+      return FewColumns<1>(a, K, b, n0, c, ldc, rows);
+    case 2:
+      return FewColumns<2>(a, K, b, n0, c, ldc, rows);
+    case 3:
+      return FewColumns<3>(a, K, b, n0, c, ldc, rows);
+    case 4:
+      return FewColumns<4>(a, K, b, n0, c, ldc, rows);
+    case 5:
+      return FewColumns<5>(a, K, b, n0, c, ldc, rows);
+    case 6:
+      return FewColumns<6>(a, K, b, n0, c, ldc, rows);
+    case 7:
+      return FewColumns<7>(a, K, b, n0, c, ldc, rows);
+    case 8:
+      return FewColumns<8>(a, K, b, n0, c, ldc, rows);
+    default:
+      break;
   }
   int64_t n = 0;
   for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);

@@ -17,14 +17,14 @@
 namespace nuphar {
 namespace {
 
-using testing::RandomFloats;
-using testing::RunSingleNode;
-using testing::SingleNode;
-using testing::Values;
 using testing::AddNode;
 using testing::Dim;
 using testing::MakeModel;
 using testing::MakeValueInfo;
+using testing::RandomFloats;
+using testing::RunSingleNode;
+using testing::SingleNode;
+using testing::Values;
 using Shape = std::vector<int64_t>;
 
 int64_t Count(const Shape& s) {
@@ -78,8 +78,9 @@ std::vector<float> NaiveConv(const Tensor& x, const Tensor& w, const Tensor* b, 
                                   i2 = o2 * s[2] - p[2] + k2 * d[2];
                     if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] || i2 < 0 || i2 >= in[2]) continue;
                     const int64_t cx = (m / Mg) * Cg + ci;
-                    acc += static_cast<double>(x.data<float>()[(((n * C + cx) * in[0] + i0) * in[1] + i1) * in[2] + i2]) *
-                           w.data<float>()[(((m * Cg + ci) * k[0] + k0) * k[1] + k1) * k[2] + k2];
+                    acc +=
+                        static_cast<double>(x.data<float>()[(((n * C + cx) * in[0] + i0) * in[1] + i1) * in[2] + i2]) *
+                        w.data<float>()[(((m * Cg + ci) * k[0] + k0) * k[1] + k1) * k[2] + k2];
                   }
             y.push_back(static_cast<float>(acc));
           }
@@ -94,15 +95,15 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
       {{1, 4, 8, 19}, {4, 1, 3, 3}, {1, 2}, {1, 1}, {1, 0, 1, 2}, 4, false},
       {{1, 3, 11, 17}, {3, 1, 3, 2}, {1, 1}, {2, 3}, {2, 0, 1, 3}, 3, true},
       {{1, 3, 9, 40}, {6, 1, 3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 3, true},  // multiplier 2
-      {{1, 4, 23}, {4, 1, 5}, {1}, {2}, {3, 1}, 4, true},                   // 1-D depthwise
+      {{1, 4, 23}, {4, 1, 5}, {1}, {2}, {3, 1}, 4, true},                    // 1-D depthwise
       // dense and grouped through im2col + GEMM
       {{2, 4, 9, 8}, {6, 2, 3, 2}, {2, 1}, {2, 1}, {1, 0, 2, 1}, 2, true},
       {{1, 3, 10}, {4, 3, 3}, {3}, {1}, {2, 1}, 1, false},
       {{1, 2, 4, 5, 3}, {2, 2, 2, 3, 1}, {1, 2, 1}, {1, 1, 2}, {0, 1, 0, 1, 0, 0}, 1, true},
       {{1, 24, 19, 7}, {17, 24, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
       {{1, 7, 5, 31}, {9, 7, 1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, 1, true},
-      {{1, 1, 1280}, {33, 1, 64}, {16}, {1}, {0, 0}, 1, false},  // STFT as Conv (melspectrogram)
-      {{1, 2, 100}, {30, 2, 64}, {16}, {1}, {0, 0}, 1, true},    // 3 output columns
+      {{1, 1, 1280}, {33, 1, 64}, {16}, {1}, {0, 0}, 1, false},              // STFT as Conv (melspectrogram)
+      {{1, 2, 100}, {30, 2, 64}, {16}, {1}, {0, 0}, 1, true},                // 3 output columns
       {{1, 5, 3, 2}, {13, 5, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},  // 2 output columns
       // 1x1: the GEMM reads X directly
       {{1, 13, 3, 11}, {17, 13, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
@@ -115,7 +116,10 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
       const Case& c = cases[i];
       const Tensor x = RandomTensor(c.x, 11 + static_cast<uint32_t>(i)), w = RandomTensor(c.w, 12);
       const Tensor b = RandomTensor({c.w[0]}, 13);
-      SingleNode node{.op = "Conv", .opset = 11, .inputs = {x, w}, .constant_inputs = {1, 2},
+      SingleNode node{.op = "Conv",
+                      .opset = 11,
+                      .inputs = {x, w},
+                      .constant_inputs = {1, 2},
                       .attributes = [&c](onnx::NodeProto& n) {
                         testing::SetAttr(n, "strides", c.strides);
                         testing::SetAttr(n, "dilations", c.dilations);
@@ -129,7 +133,8 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
       const auto got = Values<float>((*out)[0]);
       ASSERT_EQ(got.size(), want.size()) << "case " << i;
       for (size_t j = 0; j < got.size(); ++j)
-        ASSERT_NEAR(got[j], want[j], 1e-5f * (1 + std::fabs(want[j]))) << IsaTierName(tier) << " case " << i << " at " << j;
+        ASSERT_NEAR(got[j], want[j], 1e-5f * (1 + std::fabs(want[j])))
+            << IsaTierName(tier) << " case " << i << " at " << j;
     }
   }
 }
@@ -143,10 +148,10 @@ TEST(FusedConvTest, ConvTransposeWithPackedWeightsMatchesTheReferenceOnEveryTier
   };
   const std::vector<TCase> cases = {
       {{1, 4, 3, 5}, {4, 3, 3, 2}, {2, 1}, {1, 0, 0, 1}, {1, 0}, {1, 1}, 2},
-      {{2, 6, 4, 7}, {6, 5, 1, 3}, {1, 2}, {0, 1, 0, 1}, {0, 1}, {1, 1}, 1},   // gtcrn-like (1, 3) stride (1, 2)
-      {{1, 16, 5, 9}, {16, 8, 2, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {2, 1}, 4},  // dilated
+      {{2, 6, 4, 7}, {6, 5, 1, 3}, {1, 2}, {0, 1, 0, 1}, {0, 1}, {1, 1}, 1},      // gtcrn-like (1, 3) stride (1, 2)
+      {{1, 16, 5, 9}, {16, 8, 2, 3}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {2, 1}, 4},    // dilated
       {{1, 13, 3, 11}, {13, 17, 1, 1}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {1, 1}, 1},  // 1x1: GEMM straight into Y
-      {{1, 3, 10}, {3, 2, 4}, {3}, {1, 2}, {2}, {1}, 1},                        // 1-D
+      {{1, 3, 10}, {3, 2, 4}, {3}, {1, 2}, {2}, {1}, 1},                          // 1-D
   };
   TierGuard guard;
   for (IsaTier tier : HostTiers()) {
@@ -248,7 +253,8 @@ TEST(FusedConvTest, PoolingMatchesPlainLoopsOnEveryTier) {
       const auto a = Values<float>((*got)[0]);
       ASSERT_EQ(a.size(), want.size()) << "case " << i;
       for (size_t j = 0; j < a.size(); ++j)
-        ASSERT_NEAR(a[j], want[j], 1e-5f * (1 + std::fabs(want[j]))) << IsaTierName(tier) << " case " << i << " at " << j;
+        ASSERT_NEAR(a[j], want[j], 1e-5f * (1 + std::fabs(want[j])))
+            << IsaTierName(tier) << " case " << i << " at " << j;
     }
   }
 }
