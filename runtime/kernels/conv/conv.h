@@ -14,7 +14,8 @@
 //                          GEMM loop (PackedConvGemm); baseline flags. pool.cc: pooling's.
 //   dispatch.cc            the only place that knows which implementations exist (ActiveIsaTier).
 // Kernels capture their ConvKernels at load: the packed layout (gemm_mr) belongs to it.
-// Single-threaded for now: each call runs on the calling thread.
+// FusedConv splits its GEMM (column blocks x panels) and its depthwise channels over the
+// session's pool (nuphar_parallel_min_workloads); ConvTranspose and pooling run on one thread.
 //
 // # Algorithms
 //   depthwise (one input channel per group, any multiplier): direct, one padded input plane per
@@ -39,6 +40,7 @@
 namespace nuphar {
 
 class KernelRegistry;
+class ThreadPool;
 /// Registers FusedConv (driver.cc); called by KernelRegistry::Get with the other families.
 void RegisterFusedConvKernels(KernelRegistry& r);
 
@@ -82,9 +84,7 @@ struct ConvKernels {
                           int64_t sw, int64_t dh, int64_t dw, int64_t pt, int64_t pl, int64_t pb, int64_t pr, float* y,
                           int64_t OH, int64_t OW, float* padded);
   /// y[i] = epilogue(y[i] + bias) for i < n, channel c (selects per-channel step values).
-  /// `tmp` is scratch of kEpilogueChunk floats (for the sigmoid steps).
-  void (*epilogue)(float* y, int64_t n, float bias, int64_t c, const ConvEpilogueStep* steps, int num_steps,
-                   float* tmp);
+  void (*epilogue)(float* y, int64_t n, float bias, int64_t c, const ConvEpilogueStep* steps, int num_steps);
   /// C[rows, cols] = A x B for one packed weight panel A (K x gemm_mr, PackConvWeights), where
   /// row k of B is b[k] + n0 .. + cols (row pointers: an im2col matrix or spans of the padded
   /// input, see driver.cc); rows <= gemm_mr. C is overwritten.
@@ -108,8 +108,12 @@ using RowsDone = std::function<void(float* row, int64_t len, int64_t m)>;
 /// C[M, N] = A x B with A packed by PackConvWeights for `k` (gemm_mr) and B's rows at brows
 /// (see ConvKernels::gemm_panel). Blocks of columns, panel by panel; `rows_done` (if set) runs
 /// on each panel's rows of a block right after they are computed, while they are in L1.
+/// With a pool of several threads and at least `min_work` multiply-adds per thread, the
+/// (column block, panel) pieces run as tasks: disjoint outputs, each computed as on one thread,
+/// so results do not depend on the thread count.
 void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows,
-                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done);
+                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done, ThreadPool* pool = nullptr,
+                    int64_t min_work = 0);
 
 /// Floats of one group's packed weights for a kernel with panels of `mr` rows.
 int64_t PackedConvWeightsFloats(int64_t Mg, int64_t K, int mr);

@@ -8,25 +8,37 @@
 #include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/nn_conv_geometry.h"
 #include "runtime/kernels/nn_kernels.h"
+#include "runtime/kernels/nn_scratch.h"
+#include "runtime/platform/thread_pool.h"
 
 namespace nuphar {
 
 void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_t K, const float* const* brows,
-                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done) {
+                    int64_t N, float* c, int64_t ldc, const RowsDone& rows_done, ThreadPool* pool, int64_t min_work) {
   // Column blocks whose slice of B (K x nc floats, 256 KB) stays in L2 next to a panel.
   constexpr int64_t kBlockFloats = 64 * 1024;
   const int64_t nc = std::max<int64_t>(32, (kBlockFloats / std::max<int64_t>(K, 1)) / 32 * 32);
   const int mr = k.gemm_mr;
-  for (int64_t n0 = 0; n0 < N; n0 += nc) {
-    const int64_t cols = std::min(nc, N - n0);
-    for (int64_t m0 = 0; m0 < M; m0 += mr) {
-      const int64_t rows = std::min<int64_t>(mr, M - m0);
-      float* cp = c + m0 * ldc + n0;
-      k.gemm_panel(packed + m0 * K, K, brows, n0, cp, ldc, rows, cols);
-      if (rows_done)
-        for (int64_t i = 0; i < rows; ++i) rows_done(cp + i * ldc, cols, m0 + i);
-    }
+  const int64_t blocks = (N + nc - 1) / nc, panels = (M + mr - 1) / mr;
+  // Piece t: column block t / panels, panel t % panels (consecutive pieces share B's block).
+  auto piece = [&](int64_t t) {
+    const int64_t n0 = t / panels * nc, m0 = t % panels * mr;
+    const int64_t cols = std::min(nc, N - n0), rows = std::min<int64_t>(mr, M - m0);
+    float* cp = c + m0 * ldc + n0;
+    k.gemm_panel(packed + m0 * K, K, brows, n0, cp, ldc, rows, cols);
+    if (rows_done)
+      for (int64_t i = 0; i < rows; ++i) rows_done(cp + i * ldc, cols, m0 + i);
+  };
+  const int threads = pool && min_work > 0 ? pool->num_threads() : 1;
+  const int64_t pieces = blocks * panels;
+  if (threads <= 1 || pieces <= 1 || M * N * K / threads < min_work) {
+    for (int64_t t = 0; t < pieces; ++t) piece(t);
+    return;
   }
+  const int tasks = static_cast<int>(std::min<int64_t>(pieces, threads));
+  pool->ParallelFor(tasks, [&](int task) {
+    for (int64_t t = pieces * task / tasks; t < pieces * (task + 1) / tasks; ++t) piece(t);
+  });
 }
 
 namespace {
@@ -53,13 +65,15 @@ void Im2Col2d(const float* x, int64_t C, int64_t H, int64_t W, int64_t KH, int64
 class FusedConvKernel final : public OpKernel {
  public:
   FusedConvKernel(WindowAttrs attrs, std::vector<int64_t> w_shape, std::vector<float> w, std::vector<float> bias,
-                  std::vector<ConvEpilogueStep> steps)
+                  std::vector<ConvEpilogueStep> steps, ThreadPool* pool, int64_t min_work)
       : attrs_(std::move(attrs)),
         w_shape_(std::move(w_shape)),
         w_(std::move(w)),
         bias_(std::move(bias)),
         steps_(std::move(steps)),
-        k_(GetConvKernels()) {
+        k_(GetConvKernels()),
+        pool_(pool),
+        min_work_(min_work) {
     const int64_t G = attrs_.group, Mg = w_shape_[0] / G;
     int64_t kernel_size = 1;
     for (size_t i = 2; i < w_shape_.size(); ++i) kernel_size *= w_shape_[i];
@@ -113,34 +127,42 @@ class FusedConvKernel final : public OpKernel {
     const bool needs_pad = pt | pb | pl | pr | (KW > 1);
     const bool wide = implicit && OW != PW;  // else the wide output is Y itself
     const int64_t slack = (KW - 1) * dw;     // the last wide row reads this far past the plane
-    // One scratch block: the epilogue's sigmoid chunk, the B row pointers, then the padded
-    // plane (depthwise), the padded input and wide output (implicit) or the im2col matrix.
+    // One scratch block: the B row pointers, then the padded input and wide output (implicit)
+    // or the im2col matrix. Depthwise tasks pad their planes in per-thread scratch.
     int64_t work = 0;
     if (depthwise)
-      work = PH * PW + 16;
+      work = 0;
     else if (implicit)
       work = (needs_pad ? Cg * PH * PW + slack + 16 : 0) + (wide ? Mg * OH * PW : 0);
     else if (!identity)
       work = ck * out_size;
     const size_t ptr_floats =
         static_cast<size_t>(depthwise ? 0 : (ck * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
-    float* tmp = static_cast<float*>(
-        ctx.Scratch(sizeof(float) * (static_cast<size_t>(kEpilogueChunk + work) + ptr_floats + 16)));
-    const float** brows = reinterpret_cast<const float**>(tmp + kEpilogueChunk);
-    float* scratch = tmp + kEpilogueChunk + ptr_floats;
+    float* block = static_cast<float*>(ctx.Scratch(sizeof(float) * (static_cast<size_t>(work) + ptr_floats + 16)));
+    const float** brows = reinterpret_cast<const float**>(block);
+    float* scratch = block + ptr_floats;
     scratch += (16 - reinterpret_cast<uintptr_t>(scratch) / sizeof(float) % 16) % 16;  // 64-byte aligned
     auto finish = [&](float* p, int64_t len, int64_t m) {
       k.epilogue(p, len, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
-                 static_cast<int>(steps_.size()), tmp);
+                 static_cast<int>(steps_.size()));
     };
     for (int64_t n = 0; n < N; ++n) {
       if (depthwise) {
-        // The group of output channel m reads input channel m / Mg.
-        for (int64_t m = 0; m < M; ++m) {
-          float* plane = py + (n * M + m) * out_size;
-          k.depthwise_plane(px + (n * C + m / Mg) * in_size, H, W, w_.data() + m * KH * KW, KH, KW,
-                            two ? g.stride[0] : 1, g.stride[last], dh, dw, pt, pl, pb, pr, plane, OH, OW, scratch);
-          finish(plane, out_size, m);
+        // The group of output channel m reads input channel m / Mg. Channels split into tasks.
+        auto channels = [&](int64_t m0, int64_t m1) {
+          float* padded = ScratchBuffer<float>(static_cast<size_t>(PH * PW + 16), 1);
+          for (int64_t m = m0; m < m1; ++m) {
+            float* plane = py + (n * M + m) * out_size;
+            k.depthwise_plane(px + (n * C + m / Mg) * in_size, H, W, w_.data() + m * KH * KW, KH, KW,
+                              two ? g.stride[0] : 1, g.stride[last], dh, dw, pt, pl, pb, pr, plane, OH, OW, padded);
+            finish(plane, out_size, m);
+          }
+        };
+        const int tasks = Tasks(M * out_size * KH * KW, M);
+        if (tasks <= 1) {
+          channels(0, M);
+        } else {
+          pool_->ParallelFor(tasks, [&](int t) { channels(M * t / tasks, M * (t + 1) / tasks); });
         }
         continue;
       }
@@ -163,10 +185,10 @@ class FusedConvKernel final : public OpKernel {
               for (int64_t kw = 0; kw < KW; ++kw)
                 brows[(c * KH + kh) * KW + kw] = src + c * PH * PW + kh * dh * PW + kw * dw;
           if (!wide) {
-            Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, tmp, true);
+            Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, true);
           } else {
             float* wide_out = scratch + (needs_pad ? Cg * PH * PW + slack + 16 : 0);
-            Gemm(wg, Mg, ck, brows, OH * PW, wide_out, OH * PW, grp * Mg, tmp, false);
+            Gemm(wg, Mg, ck, brows, OH * PW, wide_out, OH * PW, grp * Mg, false);
             for (int64_t m = 0; m < Mg; ++m) {
               float* plane = yg + m * out_size;
               for (int64_t oh = 0; oh < OH; ++oh)
@@ -186,7 +208,7 @@ class FusedConvKernel final : public OpKernel {
           b = scratch;
         }
         for (int64_t r = 0; r < ck; ++r) brows[r] = b + r * out_size;
-        Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, tmp, true);
+        Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, true);
       }
     }
     return Status::OK();
@@ -194,13 +216,23 @@ class FusedConvKernel final : public OpKernel {
 
  private:
   void Gemm(const float* wg, int64_t Mg, int64_t ck, const float** brows, int64_t cols_total, float* c, int64_t ldc,
-            int64_t m_base, float* tmp, bool epilogue) const {
+            int64_t m_base, bool epilogue) const {
     auto rows_done = [&](float* row, int64_t len, int64_t m) {
       const int64_t ch = m_base + m;
       k_.epilogue(row, len, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(ch)], ch, steps_.data(),
-                  static_cast<int>(steps_.size()), tmp);
+                  static_cast<int>(steps_.size()));
     };
-    PackedConvGemm(k_, wg, Mg, ck, brows, cols_total, c, ldc, epilogue ? RowsDone(rows_done) : RowsDone());
+    PackedConvGemm(k_, wg, Mg, ck, brows, cols_total, c, ldc, epilogue ? RowsDone(rows_done) : RowsDone(), pool_,
+                   min_work_);
+  }
+
+  // Tasks for `work` multiply-adds over `items` independent pieces: 1 without a pool or below
+  // nuphar_parallel_min_workloads per thread.
+  int Tasks(int64_t work, int64_t items) const {
+    if (!pool_ || pool_->num_threads() <= 1 || min_work_ <= 0) return 1;
+    const int threads = pool_->num_threads();
+    if (work / threads < min_work_) return 1;
+    return static_cast<int>(std::min<int64_t>(threads, items));
   }
 
   WindowAttrs attrs_;
@@ -210,8 +242,10 @@ class FusedConvKernel final : public OpKernel {
   const ConvKernels& k_;  // chosen once at load: the packing below is laid out for it
   int64_t ck_ = 0;        // GEMM depth: input channels per group x kernel size
   bool depthwise_ = false;
-  int64_t group_floats_ = 0;   // packed floats per group
-  std::vector<float> packed_;  // PackConvWeights panels, group after group
+  int64_t group_floats_ = 0;    // packed floats per group
+  std::vector<float> packed_;   // PackConvWeights panels, group after group
+  ThreadPool* pool_ = nullptr;  // the session's workers (null: one thread)
+  int64_t min_work_ = 0;        // nuphar_parallel_min_workloads
 };
 
 std::vector<float> CopyFloats(const Tensor& t) {
@@ -255,7 +289,8 @@ Expected<std::unique_ptr<OpKernel>> CreateFusedConv(const NodeInfo& node) {
     if (binary != !s.values.empty()) return node.Error("FusedConv: step operand missing or unexpected");
   }
   return MakeKernel<FusedConvKernel>(std::move(attrs), w->shape(), CopyFloats(*w),
-                                     b ? CopyFloats(*b) : std::vector<float>(), std::move(steps));
+                                     b ? CopyFloats(*b) : std::vector<float>(), std::move(steps), node.thread_pool(),
+                                     node.parallel_min_work());
 }
 
 }  // namespace
