@@ -55,18 +55,30 @@ template <int NC>
 inline void FewColumns(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc,
                        int64_t rows) {
   const __mmask16 lanes = static_cast<__mmask16>((1u << kMr) - 1);
-  __m512 acc[NC];
+  // Two sets of accumulators over even and odd k: NC chains alone would wait on the FMA latency.
+  __m512 acc0[NC], acc1[NC];
 #pragma GCC unroll 8
-  for (int n = 0; n < NC; ++n) acc[n] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < K; ++k) {
-    const __m512 w = _mm512_maskz_loadu_ps(lanes, a + k * kMr);
-    const float* bk = b[k] + n0;
+  for (int n = 0; n < NC; ++n) acc0[n] = acc1[n] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 2 <= K; k += 2) {
+    const __m512 w0 = _mm512_maskz_loadu_ps(lanes, a + k * kMr), w1 = _mm512_maskz_loadu_ps(lanes, a + (k + 1) * kMr);
+    const float* b0 = b[k] + n0;
+    const float* b1 = b[k + 1] + n0;
 #pragma GCC unroll 8
-    for (int n = 0; n < NC; ++n) acc[n] = _mm512_fmadd_ps(w, _mm512_set1_ps(bk[n]), acc[n]);
+    for (int n = 0; n < NC; ++n) {
+      acc0[n] = _mm512_fmadd_ps(w0, _mm512_set1_ps(b0[n]), acc0[n]);
+      acc1[n] = _mm512_fmadd_ps(w1, _mm512_set1_ps(b1[n]), acc1[n]);
+    }
+  }
+  if (k < K) {
+    const __m512 w0 = _mm512_maskz_loadu_ps(lanes, a + k * kMr);
+    const float* b0 = b[k] + n0;
+#pragma GCC unroll 8
+    for (int n = 0; n < NC; ++n) acc0[n] = _mm512_fmadd_ps(w0, _mm512_set1_ps(b0[n]), acc0[n]);
   }
   alignas(64) float out[NC][16];
 #pragma GCC unroll 8
-  for (int n = 0; n < NC; ++n) _mm512_store_ps(out[n], acc[n]);
+  for (int n = 0; n < NC; ++n) _mm512_store_ps(out[n], _mm512_add_ps(acc0[n], acc1[n]));
   for (int64_t i = 0; i < rows; ++i)
     for (int n = 0; n < NC; ++n) c[i * ldc + n] = out[n][i];
 }
