@@ -232,6 +232,9 @@ TEST(FusedConvTest, PoolingMatchesPlainLoopsOnEveryTier) {
       {"AveragePool", {1, 3, 7, 9}, {3, 3}, {2, 2}, {1, 1, 1, 1}, true, true},
       {"AveragePool", {1, 3, 7, 9}, {3, 3}, {2, 1}, {1, 2, 0, 1}, false, false},
       {"MaxPool", {1, 2, 17}, {3}, {2}, {1, 1}, false, false},
+      {"MaxPool", {1, 2, 5, 70}, {2, 2}, {2, 2}, {0, 0, 1, 1}, false, false},  // column pairs, end pads
+      {"AveragePool", {1, 2, 7, 75}, {2, 2}, {2, 2}, {0, 0, 1, 0}, true, true},
+      {"MaxPool", {1, 3, 4, 66}, {1, 2}, {1, 2}, {0, 0, 0, 0}, true, false},
   };
   TierGuard guard;
   for (IsaTier tier : HostTiers()) {
