@@ -14,6 +14,7 @@
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
+#include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/jit/jit.h"
 #include "runtime/kernels/kernel.h"
@@ -173,6 +174,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   // "reference" executes the model's nodes exactly as written: no fusion, no generated code.
   if (!settings_->Is("nuphar_execution_mode", "reference")) {
     model_->rewrites.push_back(DynQuantMatMulRewrite());
+    model_->rewrites.push_back(ConvActivationRewrite());
     model_->rewrites.push_back(jit::JitPartitionRewrite());
   }
   // Settings::Parse has checked both are non-negative integers.

@@ -381,6 +381,11 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     // Load-time folding: run nodes whose inputs are all constants once, now.
     if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
       Frame fold(*this, nullptr);
+      // A subgraph node may read an enclosing graph's constants (Silero's LSTM weights are
+      // sliced inside an If branch); without these bindings the fold failed and the node ran
+      // on every Run.
+      for (int ref : pn.inputs)
+        if (ref <= -2) fold.BindOuter(ref, scope.ConstantFor(ref));
       KernelContext ctx(fold, pn.inputs, pn.outputs);
       Status folded = Status::OK();
       try {

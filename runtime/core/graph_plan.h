@@ -155,6 +155,9 @@ class Frame {
     return ref == -1 ? nullptr : outer_[static_cast<size_t>(-ref - 2)];
   }
   Tensor& Local(int slot) { return locals_[static_cast<size_t>(slot)]; }
+  /// Binds outer ref `ref` (<= -2) to `value`: load-time folding has no parent frame, but an
+  /// enclosing graph's constants are known.
+  void BindOuter(int ref, const Tensor* value) { outer_[static_cast<size_t>(-ref - 2)] = value; }
   /// Binds graph input i (a shallow copy; the plan never writes into inputs).
   void SetInput(size_t i, const Tensor& value) { locals_[static_cast<size_t>(plan_.input_slot(i))] = value; }
   /// Where outputs nobody names are written: one tensor per plan node (two nodes that run side

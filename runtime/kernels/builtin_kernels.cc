@@ -1,6 +1,8 @@
 // The registry of every reference and fused kernel (runtime/kernels/kernel.h).
 #include "runtime/kernels/kernel.h"
 
+#include "runtime/kernels/conv/conv.h"
+
 namespace nuphar {
 
 const KernelRegistry& BuiltinKernels() {
@@ -14,6 +16,7 @@ const KernelRegistry& BuiltinKernels() {
     RegisterRnnKernels(r);
     RegisterControlFlowKernels(r);
     RegisterFusedKernels(r);
+    RegisterFusedConvKernels(r);
     return r;
   }();
   return registry;

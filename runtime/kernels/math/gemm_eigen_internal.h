@@ -1,4 +1,4 @@
-// Internal: the two compiled copies of the Eigen GEMM (gemm_eigen_impl.inc) and their dispatch.
+// Internal: the compiled copies (ref, avx2, avx512) of the Eigen GEMM (gemm_eigen_impl.inc) and their dispatch.
 #pragma once
 
 #include <cstdint>
@@ -14,4 +14,5 @@
 namespace nuphar {
 NUPHAR_GEMM_EIGEN_DECLARE(gemm_ref)
 NUPHAR_GEMM_EIGEN_DECLARE(gemm_avx2)
+NUPHAR_GEMM_EIGEN_DECLARE(gemm_avx512)
 }  // namespace nuphar

@@ -1,9 +1,12 @@
 // Conv (1-D..6-D, groups, dilations, strides, pads, auto_pad) as im2col + Eigen GEMM, and
 // ConvTranspose (output_padding, output_shape, groups, dilations, auto_pad) as GEMM + col2im,
-// and Col2Im-18 (the col2im step alone).
+// and Col2Im-18 (the col2im step alone); a float ConvTranspose with constant W packs W^T once
+// at load for the conv family's GEMM (runtime/kernels/conv/conv.h). Float Conv with constant W
+// becomes FusedConv at load.
 #include <algorithm>
 #include <string>
 
+#include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/math/gemm_eigen.h"
 #include "runtime/kernels/nn/nn_conv_geometry.h"
 #include "runtime/kernels/nn/nn_dtype.h"
@@ -92,8 +95,15 @@ Expected<std::unique_ptr<OpKernel>> CreateConv(const NodeInfo& node) {
 // Per group: col[Mg*k, in] = W_g^T * X_g, then col2im adds each column into the output window.
 class ConvTransposeKernel final : public OpKernel {
  public:
-  ConvTransposeKernel(WindowAttrs attrs, std::vector<int64_t> output_padding, std::vector<int64_t> output_shape)
-      : attrs_(std::move(attrs)), output_padding_(std::move(output_padding)), output_shape_(std::move(output_shape)) {}
+  ConvTransposeKernel(WindowAttrs attrs, std::vector<int64_t> output_padding, std::vector<int64_t> output_shape,
+                      const Tensor* constant_w)
+      : attrs_(std::move(attrs)), output_padding_(std::move(output_padding)), output_shape_(std::move(output_shape)) {
+    if (constant_w && constant_w->dtype() == DType::kFloat && constant_w->rank() >= 3 && attrs_.group > 0 &&
+        constant_w->dim(0) % attrs_.group == 0)
+      PackTransposed(*constant_w);
+  }
+
+  const char* profile_path() const override { return conv_ ? conv_->name : "reference"; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -112,6 +122,10 @@ class ConvTransposeKernel final : public OpKernel {
     std::array<int64_t, WindowAttrs::kMaxSpatial + 2> out_shape{N, M};
     for (int i = 0; i < g.rank; ++i) out_shape[static_cast<size_t>(i) + 2] = g.in[static_cast<size_t>(i)];
     Tensor* y = ctx.Output(0, x->dtype(), std::span<const int64_t>(out_shape.data(), static_cast<size_t>(g.rank) + 2));
+    if (conv_ && x->dtype() == DType::kFloat && w->shape() == packed_w_shape_) {
+      RunPacked(ctx, *x, b, g, y->data<float>());
+      return Status::OK();
+    }
     return DispatchFloating(x->dtype(), [&]<class T>() {
       const int64_t Cg = C / G, x_size = g.out_size(), y_size = g.in_size(), mk = Mg * g.kernel_size();
       const bool identity = Im2ColIsIdentity(g);
@@ -143,6 +157,52 @@ class ConvTransposeKernel final : public OpKernel {
   }
 
  private:
+  // W [C, Mg, k...]: per group W_g [Cg, mk] is transposed to [mk, Cg] and packed into the conv
+  // family's panels, once.
+  void PackTransposed(const Tensor& w) {
+    const int64_t G = attrs_.group, C = w.dim(0), Cg = C / G, mk = w.size() / C;
+    conv_ = &GetConvKernels();
+    group_floats_ = PackedConvWeightsFloats(mk, Cg, conv_->gemm_mr);
+    packed_.resize(static_cast<size_t>(G * group_floats_));
+    std::vector<float> wt(static_cast<size_t>(mk * Cg));
+    for (int64_t grp = 0; grp < G; ++grp) {
+      const float* wg = w.data<float>() + grp * Cg * mk;
+      for (int64_t c = 0; c < Cg; ++c)
+        for (int64_t r = 0; r < mk; ++r) wt[static_cast<size_t>(r * Cg + c)] = wg[c * mk + r];
+      PackConvWeights(wt.data(), mk, Cg, conv_->gemm_mr, packed_.data() + grp * group_floats_);
+    }
+    packed_w_shape_ = w.shape();
+  }
+
+  // The packed path: col[mk, x_size] = W_g^T X_g on the conv GEMM, then col2im onto the bias.
+  void RunPacked(KernelContext& ctx, const Tensor& x, const Tensor* b, const WindowGeometry& g, float* py) const {
+    const int64_t N = x.dim(0), C = x.dim(1), G = attrs_.group, Cg = C / G, Mg = packed_w_shape_[1], M = Mg * G;
+    const int64_t x_size = g.out_size(), y_size = g.in_size(), mk = Mg * g.kernel_size();
+    const bool identity = Im2ColIsIdentity(g);
+    const size_t ptr_floats = (static_cast<size_t>(Cg) * sizeof(float*) + sizeof(float) - 1) / sizeof(float) + 16;
+    float* scratch = static_cast<float*>(ctx.Scratch(sizeof(float) * (ptr_floats + static_cast<size_t>(mk * x_size))));
+    const float** xrows = reinterpret_cast<const float**>(scratch);
+    float* col = scratch + ptr_floats;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t grp = 0; grp < G; ++grp) {
+        float* yg = py + (n * M + grp * Mg) * y_size;
+        const float* xg = x.data<float>() + (n * C + grp * Cg) * x_size;
+        for (int64_t c = 0; c < Cg; ++c) xrows[c] = xg + c * x_size;
+        auto bias = [&](int64_t m) { return b ? b->data<float>()[grp * Mg + m] : 0.0f; };
+        const float* wg = packed_.data() + grp * group_floats_;
+        if (identity) {  // 1x1, unit stride: the GEMM writes Y, the bias follows row by row
+          PackedConvGemm(*conv_, wg, mk, Cg, xrows, x_size, yg, y_size, [&](float* row, int64_t len, int64_t m) {
+            const float v = bias(m);
+            for (int64_t i = 0; i < len; ++i) row[i] += v;
+          });
+          continue;
+        }
+        for (int64_t m = 0; m < Mg; ++m) std::fill(yg + m * y_size, yg + (m + 1) * y_size, bias(m));
+        PackedConvGemm(*conv_, wg, mk, Cg, xrows, x_size, col, x_size, RowsDone());
+        Col2Im<float>(col, Mg, g, yg);
+      }
+  }
+
   // Builds the forward-conv geometry whose input is Y and whose output is X.
   Expected<WindowGeometry> Geometry(const Tensor& x, const Tensor& w) const {
     const size_t rank = static_cast<size_t>(x.rank()) - 2;
@@ -185,6 +245,10 @@ class ConvTransposeKernel final : public OpKernel {
 
   WindowAttrs attrs_;
   std::vector<int64_t> output_padding_, output_shape_;
+  const ConvKernels* conv_ = nullptr;  // set when W was packed at load (float constant W)
+  std::vector<int64_t> packed_w_shape_;
+  int64_t group_floats_ = 0;
+  std::vector<float> packed_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
@@ -192,7 +256,8 @@ Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
     if (!DeclaredTypeIsOneOf(node.input_type(i), DType::kFloat, DType::kDouble))
       return node.Error(std::string("ConvTranspose on ") + DTypeName(node.input_type(i)) + " is not supported");
   NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
-  return MakeKernel<ConvTransposeKernel>(std::move(attrs), node.GetInts("output_padding"), node.GetInts("output_shape"));
+  return MakeKernel<ConvTransposeKernel>(std::move(attrs), node.GetInts("output_padding"), node.GetInts("output_shape"),
+                                         node.constant_input(1));
 }
 
 // Col2Im-18: X [N, C * prod(block_shape), L] with L the number of window positions over

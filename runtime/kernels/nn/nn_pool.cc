@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/nn/nn_conv_geometry.h"
 #include "runtime/kernels/nn/nn_dtype.h"
 #include "runtime/kernels/nn/nn_kernels.h"
@@ -32,6 +33,12 @@ class PoolKernel final : public OpKernel {
     const std::span<const int64_t> ys(out_shape.data(), static_cast<size_t>(g.rank) + 2);
     Tensor* y = ctx.Output(0, x->dtype(), ys);
     int64_t* indices = ctx.output_needed(1) ? ctx.Output(1, DType::kInt64, ys)->data<int64_t>() : nullptr;
+    // Float 1-D/2-D max or average windows without Indices or dilation: the conv family's
+    // per-ISA plane kernel (LpPool stays here).
+    if (x->dtype() == DType::kFloat && !indices && kind_ != PoolKind::kLp &&
+        PoolFloat(x->data<float>(), x->dim(0) * x->dim(1), g, kind_ == PoolKind::kMax, count_include_pad_,
+                  y->data<float>()))
+      return Status::OK();
     if (kind_ != PoolKind::kMax) {
       return DispatchFloating(x->dtype(), [&]<class T>() {
         Run<T>(*x, g, y->data<T>(), nullptr);

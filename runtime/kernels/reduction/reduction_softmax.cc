@@ -5,8 +5,10 @@
 // along the single dim `axis` (default -1). Both are the [outer, n, inner] view of
 // reduction_common.h (inner = 1 for the 2-D coercion).
 #include <cmath>
+#include <type_traits>
 
 #include "runtime/kernels/reduction/reduction_common.h"
+#include "runtime/kernels/math/vector_math.h"
 
 namespace nuphar::red {
 namespace {
@@ -71,6 +73,13 @@ class SoftmaxKernel final : public OpKernel {
       using T = decltype(tag);
       const T* px = x->data<T>();
       T* py = y->data<T>();
+      if constexpr (K == SoftmaxKind::kSoftmax && std::is_same_v<T, float>) {
+        if (v.inner == 1) {  // contiguous rows: the vectorized row softmax
+          const VectorMath& vm = GetVectorMath();
+          for (int64_t o = 0; o < v.outer; ++o) vm.softmax_f32(px + o * v.n, py + o * v.n, v.n);
+          return Status::OK();
+        }
+      }
       for (int64_t o = 0; o < v.outer; ++o)
         for (int64_t i = 0; i < v.inner; ++i) {
           const int64_t base = o * v.n * v.inner + i;

@@ -59,6 +59,19 @@ TEST_P(VectorMathTest, OutOfPlaceEqualsInPlaceForEveryLength) {
   }
 }
 
+TEST_P(VectorMathTest, SoftmaxMatchesDoublePrecisionForEveryLength) {
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 33, 6625}) {
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n) + 1, -7.0f);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(0.37f * i) * 12.0f;
+    GetVectorMath().softmax_f32(x.data(), y.data(), n);
+    double max = x[0], sum = 0;
+    for (float v : x) max = std::max<double>(max, v);
+    for (float v : x) sum += std::exp(v - max);
+    for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], std::exp(x[i] - max) / sum, 1e-6 * (std::exp(x[i] - max) / sum) + 1e-9) << n << " " << i;
+    EXPECT_EQ(y[n], -7.0f) << "wrote past the end, n=" << n;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, VectorMathTest,
                          ::testing::Values(VectorMathPath::kRef, VectorMathPath::kAvx2, VectorMathPath::kAvx512),
                          [](const auto& info) {
