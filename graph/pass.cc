@@ -6,13 +6,18 @@
 
 #include <algorithm>
 #include <limits>
-#include <iostream>
 
+#include "graph/diagnostics.h"
 #include "graph/opset_emit.h"
 
 namespace nuphar {
 
 namespace {
+
+// Lines starting "warning: " are warnings (RewriteContext::Warn); the rest are verbose notes.
+Severity LineSeverity(const std::string& line) {
+  return line.rfind("warning: ", 0) == 0 ? Severity::kWarning : Severity::kNote;
+}
 
 class Walker {
  public:
@@ -20,7 +25,7 @@ class Walker {
       : model_(model), pass_(pass), options_(options), opset_(opset), names_(model), uses_(model) {
     auto targets = pass.TargetOpTypes();
     targets_.insert(targets.begin(), targets.end());
-    log_ = options.log ? options.log : [](const std::string& line) { std::cerr << line << "\n"; };
+    log_ = options.log ? options.log : [](const std::string& line) { ReportDiagnostic(LineSeverity(line), line); };
   }
 
   Status CheckArity(const onnx::NodeProto& node) const {

@@ -4,7 +4,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <iostream>
+
+#include "graph/diagnostics.h"
 
 namespace nuphar::shape_infer {
 
@@ -132,9 +133,10 @@ void NodeContext::SuggestMerge(const std::vector<sym::Expr>& dims) const {
   if (root.symbols.SuggestMerge(dims, &conflict)) {
     root.merges_changed = true;
     if (options().verbose > 0) {
-      std::cerr << "shape_infer: warning: " << node_.op_type() << " '" << node_.name() << "' merges dims";
-      for (const auto& d : dims) std::cerr << " " << d.ToString();
-      std::cerr << (root.options.auto_merge ? "" : " (recorded; apply with --auto_merge)") << "\n";
+      std::string line = "shape_infer: warning: " + node_.op_type() + " '" + node_.name() + "' merges dims";
+      for (const auto& d : dims) line += " " + d.ToString();
+      line += root.options.auto_merge ? "" : " (recorded; apply with --auto_merge)";
+      ReportDiagnostic(Severity::kWarning, line);
     }
   }
   if (conflict && options().verbose > 0) Warn("conflicting literal dims cannot be merged");
@@ -198,7 +200,7 @@ onnx::GraphProto* NodeContext::MutableGraphAttr(const std::string& name) const {
 
 void NodeContext::Warn(const std::string& msg) const {
   if (options().verbose > 0)
-    std::cerr << "shape_infer: warning: " << node_.op_type() << " '" << node_.name() << "': " << msg << "\n";
+    ReportDiagnostic(Severity::kWarning, "shape_infer: warning: " + node_.op_type() + " '" + node_.name() + "': " + msg);
 }
 
 Status NodeContext::Error(const std::string& msg) const { return Diag::Node(node_, msg); }

@@ -2,9 +2,11 @@
 // on stderr and an exit code. Libraries never print or exit.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "graph/diagnostics.h"
 #include "graph/error.h"
 
 namespace nuphar::tools {
@@ -16,6 +18,14 @@ enum ExitCode : int {
   kExitUsage = 2,       ///< bad command line
   kExitIncomplete = 3,  ///< the tool ran but its result is incomplete (e.g. shapes left unknown)
 };
+
+/// Makes the libraries' diagnostics (graph/diagnostics.h) print to stderr, one line each, as
+/// they arrive. Every tool calls this first thing in main().
+/// Inline so that tools which do not link nuphar_tool_common (model_editor, model_quantizer,
+/// symbolic_shape_infer) use it too.
+inline void PrintDiagnosticsToStderr() {
+  SetDefaultDiagnosticSink([](Severity, const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+}
 
 /// Prints "<tool>: error: <diag>" to stderr and returns kExitError.
 int ReportError(const char* tool, const Status& status);

@@ -13,6 +13,7 @@
 #include "graph/error.h"
 #include "graph/model_io.h"
 #include "shape_infer/shape_infer.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -43,6 +44,7 @@ int Fail(const nuphar::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   std::ostringstream mode_help;
   mode_help << "one of:";
   std::vector<std::string> mode_names;

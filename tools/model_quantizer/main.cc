@@ -12,6 +12,7 @@
 #include "graph/model_io.h"
 #include "quantizer/qcfg_json.h"
 #include "quantizer/quantizer.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ void PrintReport(const nuphar::quant::QuantizeReport& report) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Quantize MatMul (and Gemm) to MatMulInteger with per-column int8/int16 weights"};
   std::string input, output, preset = nuphar::quant::kDefaultPreset, qcfg_json;
   bool export_qcfg = false, only_for_scan = false, share_input = false, guard = false, report = false, verbose = false;

@@ -9,6 +9,7 @@
 
 #include "graph/model_io.h"
 #include "shape_infer/shape_infer.h"
+#include "tools/common/cli.h"
 
 namespace {
 
@@ -20,6 +21,7 @@ constexpr int kExitUnsupportedOpset = 3;
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Symbolic shape inference for ONNX models (nuphar-cpp)"};
   std::string input, output, save_partial, external_location = "./";
   bool save_as_external_data = false, all_tensors_to_one_file = false;
