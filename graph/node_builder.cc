@@ -63,6 +63,28 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, onnx::GraphProto&& 
   NewAttr(node, name, onnx::AttributeProto::GRAPH)->mutable_g()->Swap(&g);
 }
 
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+  return a;
+}
+onnx::AttributeProto FloatAttr(const std::string& name, float value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(value);
+  return a;
+}
+
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute())
     if (a.name() == name) return &a;
@@ -106,6 +128,15 @@ onnx::NodeProto& NodeBuilder::Add(std::string_view op, const std::vector<std::st
 
 std::string NodeBuilder::Op(std::string_view op, const std::vector<std::string>& inputs, const std::string& output) {
   auto& node = output.empty() ? Add(op, inputs) : Add(op, inputs, {output});
+  return node.output(0);
+}
+
+std::string NodeBuilder::Op(std::string_view op, const std::vector<std::string>& inputs,
+                            const std::vector<onnx::AttributeProto>& attributes, const std::string& output,
+                            const std::string& domain) {
+  auto& node = output.empty() ? Add(op, inputs) : Add(op, inputs, {output});
+  if (!domain.empty()) node.set_domain(domain);
+  for (const auto& a : attributes) *node.add_attribute() = a;
   return node.output(0);
 }
 

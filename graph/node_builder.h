@@ -66,7 +66,12 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<i
 void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& v);
 /// Moves `g` into a GRAPH attribute.
 void SetAttr(onnx::NodeProto& node, const std::string& name, onnx::GraphProto&& g);
-/// Attribute lookup; nullptr when absent.
+/// Free-standing attributes, for emitters that pass a node's attributes as a list.
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value);
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values);
+onnx::AttributeProto FloatAttr(const std::string& name, float value);
+/// Attribute lookup; nullptr when absent. The getters below are the one set of attribute
+/// readers of the graph tools (a missing attribute gives `def`; the type is not checked).
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name);
 int64_t AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t def);
 float AttrFloat(const onnx::NodeProto& node, const std::string& name, float def);
@@ -93,6 +98,11 @@ class NodeBuilder {
                        const std::vector<std::string>& outputs = {});
   /// Add() returning the first output's name.
   std::string Op(std::string_view op, const std::vector<std::string>& inputs, const std::string& output = "");
+  /// Op() with attributes (in this order) and a domain ("" = default). Callers include
+  /// <onnx/onnx_pb.h>: the attribute list needs the complete type.
+  std::string Op(std::string_view op, const std::vector<std::string>& inputs,
+                 const std::vector<onnx::AttributeProto>& attributes, const std::string& output = "",
+                 const std::string& domain = "");
 
   /// Adds `t` (its name is replaced) as an initializer of this builder's graph; returns the name.
   std::string Const(onnx::TensorProto&& t, const std::string& fixed_name = "");

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "quantizer/dynamic_quant.h"
-#include "quantizer/node_emitter.h"
+#include "graph/node_builder.h"
 #include "quantizer/quantizer.h"
 #include "quantizer/weight_quant.h"
 
@@ -62,9 +62,9 @@ class MatMulQuantizer {
  private:
   Status WalkGraph(GraphScope& scope);
   /// Replaces `node` with its quantized chain; false (with a skip note) when it cannot.
-  Expected<bool> QuantizeMatMul(const onnx::NodeProto& node, const GraphScope& scope, NodeEmitter& emit,
+  Expected<bool> QuantizeMatMul(const onnx::NodeProto& node, const GraphScope& scope, NodeBuilder& emit,
                                 InputTable* inputs);
-  Expected<bool> QuantizeGemm(const onnx::NodeProto& node, const GraphScope& scope, NodeEmitter& emit,
+  Expected<bool> QuantizeGemm(const onnx::NodeProto& node, const GraphScope& scope, NodeBuilder& emit,
                               InputTable* inputs);
 
   // Shared steps, in the order the original runs them.
@@ -77,7 +77,7 @@ class MatMulQuantizer {
   Expected<const ConvertedWeight*> ConvertWeight(const WeightRef& weight, bool transposed,
                                                  const NodeQuantConfig& cfg, std::string* skip);
   /// Input quantization (or its shared copy) + integer MatMul + dequantization into `y`.
-  void EmitQuantized(NodeEmitter& emit, const std::string& prefix, const std::string& x,
+  void EmitQuantized(NodeBuilder& emit, const std::string& prefix, const std::string& x,
                      const ConvertedWeight& w, const NodeQuantConfig& cfg, const std::string& y,
                      InputTable* inputs);
   void RecordQuantized(const onnx::NodeProto& node, const GraphScope& scope, const std::string& weight,
@@ -90,8 +90,7 @@ class MatMulQuantizer {
   const QuantizeOptions& options_;
   OpsetForms forms_;
   bool upgrade_to_opset10_;
-  ModelNames names_;
-  NameCounters counters_;
+  NameTable names_;  ///< every name of the model, and the run's node and constant counters (E5)
   QuantizeReport report_;
   std::unordered_map<std::string, size_t> node_config_index_;
   struct Use {

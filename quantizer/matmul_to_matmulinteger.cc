@@ -72,7 +72,7 @@ std::string GraphKey(const onnx::GraphProto* graph, const std::string& name) {
 
 MatMulQuantizer::MatMulQuantizer(onnx::ModelProto* model, const QuantizeOptions& options, int64_t opset,
                                  bool upgrade_to_opset10)
-    : model_(model), options_(options), upgrade_to_opset10_(upgrade_to_opset10), names_(model->graph()) {
+    : model_(model), options_(options), upgrade_to_opset10_(upgrade_to_opset10), names_(*model) {
   forms_.opset = opset;
   for (size_t i = 0; i < options.node_configs.size(); ++i) node_config_index_[options.node_configs[i].first] = i;
   std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> uses;
@@ -99,7 +99,7 @@ Status MatMulQuantizer::WalkGraph(GraphScope& scope) {
   }
   google::protobuf::RepeatedPtrField<onnx::NodeProto> old_nodes;
   old_nodes.Swap(g->mutable_node());
-  NodeEmitter emit(g, g->mutable_node(), &names_, &counters_);
+  NodeBuilder emit(g, g->mutable_node(), &names_, forms_.opset);
   InputTable input_table;  // one per graph, as in the original
   InputTable* inputs = options_.share_input_quantization ? &input_table : nullptr;
 
@@ -231,9 +231,9 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   // Main-graph initializers, in the original's order: step, qparam[, base, rowsum].
   const std::string base_name = transposed ? t.name() + "_trans" : t.name();
   onnx::GraphProto* main = model_->mutable_graph();
-  cw.names.step = names_.ReserveFixed(base_name + "_step");
+  cw.names.step = names_.Fixed(base_name + "_step");
   *main->add_initializer() = MakeTensor<float>(cw.names.step, {n}, qw->step);
-  cw.names.qparam = names_.ReserveFixed(base_name + "_qparam");
+  cw.names.qparam = names_.Fixed(base_name + "_qparam");
   onnx::TensorProto* qparam = main->add_initializer();  // filled by move: the biggest tensor
   qparam->set_name(cw.names.qparam);
   qparam->set_data_type(StorageDataType(cfg.w));
@@ -241,16 +241,16 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   qparam->add_dims(n);
   qparam->set_raw_data(std::move(qw->q_bytes));
   if (!cfg.symmetric) {
-    cw.names.base = names_.ReserveFixed(base_name + "_base");
+    cw.names.base = names_.Fixed(base_name + "_base");
     *main->add_initializer() = MakeTensor<float>(cw.names.base, {n}, qw->base);
-    cw.names.rowsum = names_.ReserveFixed(base_name + "_qparam_rowsum");
+    cw.names.rowsum = names_.Fixed(base_name + "_qparam_rowsum");
     *main->add_initializer() = MakeTensor<float>(cw.names.rowsum, {n}, qw->rowsum);
   }
   removable_.emplace_back(weight.graph, t.name());
   return &converted_.emplace(key, std::move(cw)).first->second;
 }
 
-void MatMulQuantizer::EmitQuantized(NodeEmitter& emit, const std::string& prefix, const std::string& x,
+void MatMulQuantizer::EmitQuantized(NodeBuilder& emit, const std::string& prefix, const std::string& x,
                                     const ConvertedWeight& w, const NodeQuantConfig& cfg, const std::string& y,
                                     InputTable* inputs) {
   emit.set_prefix(prefix);
@@ -289,7 +289,7 @@ void MatMulQuantizer::Skip(const onnx::NodeProto& node, const GraphScope& scope,
 }
 
 Expected<bool> MatMulQuantizer::QuantizeMatMul(const onnx::NodeProto& node, const GraphScope& scope,
-                                               NodeEmitter& emit, InputTable* inputs) {
+                                               NodeBuilder& emit, InputTable* inputs) {
   if (node.input_size() != 2 || node.output_size() != 1) {
     Skip(node, scope, "unexpected number of inputs or outputs");
     return false;
