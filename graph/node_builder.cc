@@ -103,6 +103,12 @@ std::string AttrString(const onnx::NodeProto& node, const std::string& name, con
   return a ? a->s() : def;
 }
 
+std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const std::string& name) {
+  const auto* a = FindAttr(node, name);
+  if (!a) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
 NodeBuilder::NodeBuilder(onnx::GraphProto* graph, NodeList* sink, NameTable* names, int64_t opset, std::string prefix)
     : graph_(graph), sink_(sink), names_(names), opset_(opset), prefix_(std::move(prefix)) {}
 

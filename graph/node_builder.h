@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -18,16 +19,8 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include "graph/onnx_fwd.h"
 #include "graph/tensor_data.h"
-
-namespace onnx {
-class AttributeProto;
-class GraphProto;
-class ModelProto;
-class NodeProto;
-class TensorProto;
-class ValueInfoProto;
-}  // namespace onnx
 
 namespace nuphar {
 
@@ -76,6 +69,8 @@ const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::str
 int64_t AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t def);
 float AttrFloat(const onnx::NodeProto& node, const std::string& name, float def);
 std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& def);
+/// The ints of an INTS attribute; nullopt when absent.
+std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const std::string& name);
 
 /// Emits nodes into `sink` and initializers/value_infos into `graph`, naming them through a
 /// shared NameTable. `opset` is the final default-domain opset, used by graph/opset_emit.h.

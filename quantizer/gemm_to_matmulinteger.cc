@@ -27,30 +27,13 @@ Expected<bool> MatMulQuantizer::QuantizeGemm(const onnx::NodeProto& node, const 
   const std::string& b_name = node.input(1);
   const bool has_c = node.input_size() >= 3 && !node.input(2).empty() && beta != 0.0f;
 
-  if (std::string problem = ConsumerProblem(b_name); !problem.empty()) {
-    Skip(node, scope, problem);
-    return false;
-  }
-  auto cfg = ConfigFor(node.output(0));
-  if (!cfg.ok()) return cfg.status().WithNode(node);
-  const WeightRef weight = FindInitializer(scope, b_name);
-  if (!weight.tensor) {
-    Skip(node, scope, "B '" + b_name + "' is not an initializer");
-    return false;
-  }
-  const bool reused = converted_.count(GraphKey(weight.graph, b_name) + (trans_b ? "|T" : "")) != 0;
-  std::string skip;
-  auto converted = ConvertWeight(weight, trans_b, *cfg, &skip);
-  if (!converted.ok()) return converted.status().WithNode(node);
-  if (!*converted) {
-    Skip(node, scope, skip);
-    return false;
-  }
+  NUPHAR_ASSIGN_OR_RETURN(const WeightChoice w, ChooseWeight(node, scope, b_name, "B", trans_b, /*float_input=*/""));
+  if (!w.weight) return false;
 
   emit.set_prefix(node.name());
   std::string a = node.input(0);
   if (alpha != 1.0f) {
-    const std::string alpha_name = names_.Fixed(node.name() + "_Const_alpha");
+    const std::string alpha_name = names_->Fixed(node.name() + "_Const_alpha");
     *scope.graph->add_initializer() = MakeTensor<float>(alpha_name, {}, std::vector<float>{alpha});
     a = emit.Op("Mul", {alpha_name, a});
   }
@@ -67,7 +50,7 @@ Expected<bool> MatMulQuantizer::QuantizeGemm(const onnx::NodeProto& node, const 
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) tr[c * rows + r] = (*values)[r * cols + c];
       }
-      const std::string a_trans = names_.Fixed(a + "_trans");
+      const std::string a_trans = names_->Fixed(a + "_trans");
       *model_->mutable_graph()->add_initializer() = MakeTensor<float>(a_trans, {cols, rows}, tr);
       transposed_inputs_[GraphKey(a_init.graph, a)] = a_trans;
       removable_.emplace_back(a_init.graph, a);
@@ -79,18 +62,18 @@ Expected<bool> MatMulQuantizer::QuantizeGemm(const onnx::NodeProto& node, const 
 
   const std::string matmul_name = emit.names().NodeName(emit.prefix(), "MatMul");
   const std::string product = has_c ? matmul_name : node.output(0);
-  EmitQuantized(emit, matmul_name, a, **converted, *cfg, product, inputs);
+  EmitQuantized(emit, matmul_name, a, *w.weight, w.cfg, product, inputs);
   if (has_c) {
     emit.set_prefix(node.name());
     std::string c = node.input(2);
     if (beta != 1.0f) {
-      const std::string beta_name = names_.Fixed(node.name() + "_Const_beta");
+      const std::string beta_name = names_->Fixed(node.name() + "_Const_beta");
       *scope.graph->add_initializer() = MakeTensor<float>(beta_name, {}, std::vector<float>{beta});
       c = emit.Op("Mul", {beta_name, c});
     }
     emit.Op("Add", {product, c}, {}, node.output(0));
   }
-  RecordQuantized(node, scope, b_name, **converted, *cfg, reused);
+  RecordQuantized(node, scope, b_name, *w.weight, w.cfg, w.reused);
   return true;
 }
 

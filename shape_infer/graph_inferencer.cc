@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "graph/diagnostics.h"
+#include "graph/graph_view.h"
 #include "shape_infer/ops/node_context.h"
 #include "shape_infer/ops/registry.h"
 
@@ -150,8 +151,19 @@ void GraphInferencer::SetConstant(const std::string& name, const onnx::TensorPro
 }
 
 Status GraphInferencer::RunPass() {
-  NUPHAR_ASSIGN_OR_RETURN(std::vector<size_t> order, TopologicalOrder(*graph_));
-  for (size_t idx : order) {
+  // Kahn's algorithm (S2): FIFO, seeded and tie-broken by file order, implicit (outer-scope)
+  // inputs of subgraphs included (graph/graph_view.h).
+  TopoOptions topo_options;
+  topo_options.ready = ReadyOrder::kFifo;
+  topo_options.self_read_is_cycle = true;
+  const TopoOrder topo = TopologicalOrder(*graph_, topo_options);
+  if (topo.self_read) return Diag::Node(graph_->node(topo.cycle_node), "Invalid model with cyclic graph");
+  if (!topo.ok()) {
+    Diag d = Diag::Msg("Invalid model with cyclic graph");
+    d.graph = graph_->name();
+    return d;
+  }
+  for (int idx : topo.order) {
     Status st = InferNode(idx);
     if (!st.ok()) return st.WithGraph(graph_->name());
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "graph/diagnostics.h"
+#include "graph/node_builder.h"
 
 namespace nuphar::shape_infer {
 
@@ -100,31 +101,15 @@ SymShape NodeContext::NewSymbols(size_t j, size_t rank) const {
   return s;
 }
 
-const onnx::AttributeProto* NodeContext::Attr(const std::string& name) const {
-  for (const auto& a : node_.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
-int64_t NodeContext::AttrInt(const std::string& name, int64_t def) const {
-  const auto* a = Attr(name);
-  return a ? a->i() : def;
-}
-
-float NodeContext::AttrFloat(const std::string& name, float def) const {
-  const auto* a = Attr(name);
-  return a ? a->f() : def;
-}
-
+// The attribute readers are graph/node_builder.h's, bound to this node.
+const onnx::AttributeProto* NodeContext::Attr(const std::string& name) const { return FindAttr(node_, name); }
+int64_t NodeContext::AttrInt(const std::string& name, int64_t def) const { return nuphar::AttrInt(node_, name, def); }
+float NodeContext::AttrFloat(const std::string& name, float def) const { return nuphar::AttrFloat(node_, name, def); }
 std::string NodeContext::AttrString(const std::string& name, const std::string& def) const {
-  const auto* a = Attr(name);
-  return a ? a->s() : def;
+  return nuphar::AttrString(node_, name, def);
 }
-
 std::optional<std::vector<int64_t>> NodeContext::AttrInts(const std::string& name) const {
-  const auto* a = Attr(name);
-  if (!a) return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  return nuphar::AttrInts(node_, name);
 }
 
 void NodeContext::SuggestMerge(const std::vector<sym::Expr>& dims) const {
@@ -135,7 +120,7 @@ void NodeContext::SuggestMerge(const std::vector<sym::Expr>& dims) const {
     if (options().verbose > 0) {
       std::string line = "shape_infer: warning: " + node_.op_type() + " '" + node_.name() + "' merges dims";
       for (const auto& d : dims) line += " " + d.ToString();
-      line += root.options.auto_merge ? "" : " (recorded; apply with --auto_merge)";
+      if (!root.options.auto_merge) line += " (recorded; apply with --auto_merge)";
       ReportDiagnostic(Severity::kWarning, line);
     }
   }
