@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {
