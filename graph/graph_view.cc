@@ -122,6 +122,7 @@ std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node) {
 }
 
 UseCounts::UseCounts(const onnx::ModelProto& model, Record record) : record_(record) { AddGraph(model.graph()); }
+UseCounts::UseCounts(const onnx::GraphProto& graph, Record record) : record_(record) { AddGraph(graph); }
 
 const std::vector<Consumer>& UseCounts::Consumers(const std::string& name) const {
   NUPHAR_CHECK(record_ == Record::kConsumers, "UseCounts built without Record::kConsumers");

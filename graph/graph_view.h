@@ -66,6 +66,8 @@ class UseCounts {
  public:
   enum class Record { kCounts, kConsumers };
   explicit UseCounts(const onnx::ModelProto& model, Record record = Record::kCounts);
+  /// Reads in `graph` and its subgraphs only.
+  explicit UseCounts(const onnx::GraphProto& graph, Record record = Record::kCounts);
   int Count(const std::string& name) const {
     auto it = counts_.find(name);
     return it == counts_.end() ? 0 : it->second;

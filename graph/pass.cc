@@ -190,15 +190,16 @@ struct DeadCandidates {
   bool empty() const { return any_graph.empty() && scoped.empty(); }
 };
 
-int RemoveDead(onnx::ModelProto& model, DeadCandidates candidates, const DeadValueOptions& options) {
+int RemoveDead(const GraphScope& root, DeadCandidates candidates, const DeadValueOptions& options) {
   int removed = 0;
   bool changed = true;
-  while (changed && !candidates.empty()) {
+  while (changed && (options.all_nodes || !candidates.empty())) {
     changed = false;
-    UseCounts uses(model);
+    UseCounts uses(*root.graph);
     std::unordered_set<std::string> next;
-    ForEachScope(model, [&](const GraphScope& scope) {
+    auto clean = [&](const GraphScope& scope) {
       auto* g = scope.graph;
+      const int removed_before = removed;
       auto dead = [&](const std::string& name) { return candidates.Contains(g, name) && !uses.Used(name); };
       std::unordered_set<std::string> gone;
       EraseIf(g->mutable_initializer(), [&](const onnx::TensorProto& t) {
@@ -207,21 +208,21 @@ int RemoveDead(onnx::ModelProto& model, DeadCandidates candidates, const DeadVal
         ++removed;
         return true;
       });
-      if (options.follow_producers) {
+      if (options.follow_producers || options.all_nodes) {
         EraseIf(g->mutable_node(), [&](const onnx::NodeProto& n) {
-          bool any_candidate = false;
+          bool any_candidate = options.all_nodes;
           for (const auto& o : n.output()) {
             if (!o.empty() && uses.Used(o)) return false;
             any_candidate |= candidates.Contains(g, o);
           }
-          if (!any_candidate || n.output_size() == 0) return false;
+          if (!any_candidate || (n.output_size() == 0 && !options.all_nodes)) return false;
           for (const auto& i : n.input()) next.insert(i);
           for (const auto& o : n.output()) gone.insert(o);
           ++removed;
           return true;
         });
       }
-      if (gone.empty()) return;
+      if (gone.empty() && removed == removed_before) return;
       changed = true;
       // An initializer-backed graph input goes with its initializer; plain inputs stay (interface).
       // Subgraph inputs are positional (Scan/Loop bodies) and are kept unless asked for.
@@ -229,9 +230,12 @@ int RemoveDead(onnx::ModelProto& model, DeadCandidates candidates, const DeadVal
         EraseIf(g->mutable_input(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
       if (options.drop_value_info)
         EraseIf(g->mutable_value_info(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
-    });
-    if (!options.follow_producers) break;  // nothing new can become dead
-    for (auto& n : next) candidates.any_graph.insert(n);
+    };
+    if (options.subgraphs) ForEachScope(root, clean);
+    else clean(root);
+    if (!options.follow_producers && !options.all_nodes) break;  // nothing new can become dead
+    if (options.follow_producers)
+      for (auto& n : next) candidates.any_graph.insert(n);
   }
   return removed;
 }
@@ -242,7 +246,18 @@ int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> ca
                      const DeadValueOptions& options) {
   DeadCandidates c;
   c.any_graph = std::move(candidates);
-  return RemoveDead(model, std::move(c), options);
+  return RemoveDead(GraphScope{model.mutable_graph(), nullptr, "main"}, std::move(c), options);
+}
+
+int RemoveDeadValues(onnx::GraphProto* graph, bool is_main, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options) {
+  // A non-main root gets a parent so that IsMain() is false; the parent is never searched.
+  onnx::GraphProto none;
+  GraphScope outside{&none, nullptr, ""};
+  GraphScope root{graph, is_main ? nullptr : &outside, is_main ? "main" : ""};
+  DeadCandidates c;
+  c.any_graph = std::move(candidates);
+  return RemoveDead(root, std::move(c), options);
 }
 
 int RemoveDeadValues(onnx::ModelProto& model,
@@ -250,7 +265,7 @@ int RemoveDeadValues(onnx::ModelProto& model,
                      const DeadValueOptions& options) {
   DeadCandidates c;
   c.scoped.insert(candidates.begin(), candidates.end());
-  return RemoveDead(model, std::move(c), options);
+  return RemoveDead(GraphScope{model.mutable_graph(), nullptr, "main"}, std::move(c), options);
 }
 
 }  // namespace nuphar

@@ -124,6 +124,11 @@ struct DeadValueOptions {
   bool drop_value_info = true;
   /// Same-named inputs of subgraphs too (the quantizer's rule); main-graph inputs always go.
   bool drop_subgraph_inputs = false;
+  /// Every node is a candidate (dead-code elimination: a node none of whose outputs is read
+  /// goes, a node without outputs too), not only the producers of candidate names.
+  bool all_nodes = false;
+  /// Clean the subgraphs (Scan/Loop/If bodies) too, not only the graph given.
+  bool subgraphs = true;
 };
 
 /// Removes every name of `candidates` that nothing reads (initializers with their same-named
@@ -131,6 +136,10 @@ struct DeadValueOptions {
 /// producer chains. Returns the number of removed initializers and nodes.
 int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates,
                      const DeadValueOptions& options = {});
+/// Same, from one graph (the runtime compiles graph by graph): reads are counted in `graph`
+/// and its subgraphs; `graph` is treated as a main graph only if `is_main`.
+int RemoveDeadValues(onnx::GraphProto* graph, bool is_main, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options);
 /// Same, each candidate bound to the graph that defines it (other graphs' same names stay).
 int RemoveDeadValues(onnx::ModelProto& model, const std::vector<std::pair<const onnx::GraphProto*, std::string>>& candidates,
                      const DeadValueOptions& options);

@@ -165,5 +165,25 @@ TEST(PassDriver, ScopedDeadValuesKeepOtherGraphsAndValueInfo) {
   EXPECT_EQ(m.graph().node(0).attribute(0).g().input_size(), 1);
 }
 
+TEST(PassDriver, DeadCodeEliminationOfOneGraph) {
+  // x -> a -> b (unread) ; x -> c (graph output); w feeds only the dead chain.
+  onnx::GraphProto g;
+  NameTable names;
+  NodeBuilder b(&g, &names, 13);
+  b.Const<float>({1}, {1.f}, "w");
+  b.Op("Add", {"x", "w"}, "a");
+  b.Op("Relu", {"a"}, "b");
+  b.Op("Relu", {"x"}, "c");
+  g.add_output()->set_name("c");
+  DeadValueOptions dce;
+  dce.all_nodes = true;
+  dce.follow_producers = false;  // initializers are not candidates
+  dce.subgraphs = false;
+  EXPECT_EQ(RemoveDeadValues(&g, /*is_main=*/false, {}, dce), 2);
+  ASSERT_EQ(g.node_size(), 1);
+  EXPECT_EQ(g.node(0).output(0), "c");
+  EXPECT_EQ(g.initializer_size(), 1);
+}
+
 }  // namespace
 }  // namespace nuphar
