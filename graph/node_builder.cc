@@ -63,24 +63,24 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, onnx::GraphProto&& 
   NewAttr(node, name, onnx::AttributeProto::GRAPH)->mutable_g()->Swap(&g);
 }
 
-onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
+static onnx::AttributeProto MakeAttr(const std::string& name, onnx::AttributeProto::AttributeType type) {
   onnx::AttributeProto a;
   a.set_name(name);
-  a.set_type(onnx::AttributeProto::INT);
+  a.set_type(type);
+  return a;
+}
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
+  auto a = MakeAttr(name, onnx::AttributeProto::INT);
   a.set_i(value);
   return a;
 }
 onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::INTS);
+  auto a = MakeAttr(name, onnx::AttributeProto::INTS);
   for (int64_t v : values) a.add_ints(v);
   return a;
 }
 onnx::AttributeProto FloatAttr(const std::string& name, float value) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  a.set_type(onnx::AttributeProto::FLOAT);
+  auto a = MakeAttr(name, onnx::AttributeProto::FLOAT);
   a.set_f(value);
   return a;
 }
