@@ -141,10 +141,10 @@ TEST(PassDriver, SubgraphOrderIsAParameterOfTheWalk) {
 }
 
 TEST(PassDriver, ScopedDeadValuesKeepOtherGraphsAndValueInfo) {
+  // main: initializer w (unread, with a value_info); If whose branch has its own w.
   onnx::ModelProto m;
-  auto* g = m.mutable_graph();
   NameTable names;
-  NodeBuilder b(g, &names, 13);
+  NodeBuilder b(m.mutable_graph(), &names, 13);
   b.Const<float>({1}, {1.f}, "w");
   b.AddValueInfo("w", DType::kFloat, {DimSpec::Of(1)});
   onnx::GraphProto body;
