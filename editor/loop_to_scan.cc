@@ -98,7 +98,7 @@ class LoopToScanPass final : public GraphPass {
     const std::string& iter = body.input(0).name();
     const std::string& cond_in = body.input(1).name();
     const std::string& cond_out = body.output(0).name();
-    GraphScope body_scope{const_cast<onnx::GraphProto*>(&body), &scope, scope.path + "/" + node.name() + ".body"};
+    const GraphScope body_scope = scope.Child(const_cast<onnx::GraphProto*>(&body), node, "body");
     if (cond_out != cond_in && !IsConstantTrue(body_scope, cond_out))
       return Fail(why, "the body's cond output should be fixed True");
     if (CountReads(body, cond_in) > (cond_out == cond_in ? 1 : 0))

@@ -16,11 +16,7 @@
 #include <vector>
 
 #include "graph/error.h"
-
-namespace onnx {
-class NodeProto;
-class TensorProto;
-}  // namespace onnx
+#include "graph/onnx_fwd.h"
 
 namespace nuphar {
 

@@ -16,6 +16,9 @@
 
 namespace nuphar {
 
+/// Prints the failed check and aborts; called through NUPHAR_CHECK.
+[[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& why);
+
 /// What went wrong and where. Every field but `reason` may be empty.
 struct Diag {
   std::string file;    ///< model or data file being read or written
@@ -89,7 +92,9 @@ class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}  // NOLINT
   Expected(Diag diag) : v_(std::move(diag)) {}  // NOLINT
-  Expected(Status status) : v_(status.ok() ? Diag::Msg("internal: Expected built from OK status") : status.diag()) {}  // NOLINT
+  /// From an error Status. An OK Status carries no value: building an Expected from one is a
+  /// bug in the caller, so it aborts (NUPHAR_CHECK) instead of inventing a user-facing Diag.
+  Expected(Status status) : v_(ErrorDiag(status)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -105,10 +110,12 @@ class [[nodiscard]] Expected {
   std::string message() const { return ok() ? std::string("OK") : diag().ToString(); }
 
  private:
+  static Diag ErrorDiag(const Status& status) {
+    if (status.ok()) CheckFailed(__FILE__, __LINE__, "!status.ok()", "Expected<T> built from an OK Status");
+    return status.diag();
+  }
   std::variant<T, Diag> v_;
 };
-
-[[noreturn]] void CheckFailed(const char* file, int line, const char* cond, const std::string& why);
 
 }  // namespace nuphar
 

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <deque>
 
 namespace nuphar {
 
@@ -43,6 +44,12 @@ const onnx::NodeProto* GraphScope::FindProducer(const std::string& name, const G
   return nullptr;
 }
 
+GraphScope GraphScope::Child(onnx::GraphProto* sub, const onnx::NodeProto& node, const std::string& attr) const {
+  GraphScope child{sub, this, path + "/" + node.name() + "." + attr};
+  child.in_loop_body = in_loop_body || ((node.op_type() == "Scan" || node.op_type() == "Loop") && attr == "body");
+  return child;
+}
+
 bool GraphScope::IsInput(const std::string& name) const {
   for (const auto& vi : graph->input())
     if (vi.name() == name) return true;
@@ -74,10 +81,7 @@ void ForEachScope(const GraphScope& scope, const std::function<void(const GraphS
       std::vector<onnx::GraphProto*> graphs;
       if (a.has_g()) graphs.push_back(a.mutable_g());
       for (auto& g : *a.mutable_graphs()) graphs.push_back(&g);
-      for (auto* g : graphs) {
-        GraphScope child{g, &scope, scope.path + "/" + node.name() + "." + a.name()};
-        ForEachScope(child, fn);
-      }
+      for (auto* g : graphs) ForEachScope(scope.Child(g, node, a.name()), fn);
     }
   }
 }
@@ -117,12 +121,22 @@ std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node) {
   return out;
 }
 
-UseCounts::UseCounts(const onnx::ModelProto& model) { AddGraph(model.graph()); }
+UseCounts::UseCounts(const onnx::ModelProto& model, Record record) : record_(record) { AddGraph(model.graph()); }
+UseCounts::UseCounts(const onnx::GraphProto& graph, Record record) : record_(record) { AddGraph(graph); }
+
+const std::vector<Consumer>& UseCounts::Consumers(const std::string& name) const {
+  NUPHAR_CHECK(record_ == Record::kConsumers, "UseCounts built without Record::kConsumers");
+  static const std::vector<Consumer> kNone;
+  auto it = consumers_.find(name);
+  return it == consumers_.end() ? kNone : it->second;
+}
 
 void UseCounts::AddGraph(const onnx::GraphProto& graph) {
   for (const auto& n : graph.node()) {
-    for (const auto& i : n.input())
-      if (!i.empty()) ++counts_[i];
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (!n.input(i).empty()) ++counts_[n.input(i)];
+      if (record_ == Record::kConsumers) consumers_[n.input(i)].push_back(Consumer{n.op_type(), i});
+    }
     for (const auto* sub : Subgraphs(n)) AddGraph(*sub);
   }
   for (const auto& o : graph.output()) ++counts_[o.name()];
@@ -151,52 +165,82 @@ std::unordered_set<std::string> CollectAllNames(const onnx::ModelProto& model) {
   return names;
 }
 
-Status TopologicalSort(onnx::GraphProto* graph) {
-  const int n = graph->node_size();
+TopoOrder TopologicalOrder(const onnx::GraphProto& graph, const TopoOptions& options) {
+  TopoOrder result;
+  const int n = graph.node_size();
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < n; ++i)
-    for (const auto& o : graph->node(i).output())
+    for (const auto& o : graph.node(i).output())
       if (!o.empty()) producer[o] = i;
   std::vector<std::vector<int>> readers(n);
   std::vector<int> pending(n, 0);
   for (int i = 0; i < n; ++i) {
-    std::vector<std::string> reads(graph->node(i).input().begin(), graph->node(i).input().end());
-    for (auto& name : ImplicitInputs(graph->node(i))) reads.push_back(std::move(name));
+    std::vector<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
+    for (auto& name : ImplicitInputs(graph.node(i))) reads.push_back(std::move(name));
     std::unordered_set<int> deps;
     for (const auto& name : reads) {
       auto it = producer.find(name);
-      if (it != producer.end() && it->second != i && deps.insert(it->second).second) {
+      if (it == producer.end()) continue;
+      if (it->second == i) {
+        if (!options.self_read_is_cycle) continue;
+        result.cycle_node = i;
+        result.self_read = true;
+        return result;
+      }
+      if (deps.insert(it->second).second) {
         readers[it->second].push_back(i);
         ++pending[i];
       }
     }
   }
-  // Kahn's algorithm, always taking the lowest ready index so ordered graphs stay as they are.
-  std::vector<int> order;
-  order.reserve(n);
-  std::vector<int> ready;
-  for (int i = 0; i < n; ++i)
-    if (pending[i] == 0) ready.push_back(i);
-  std::make_heap(ready.begin(), ready.end(), std::greater<int>());
-  while (!ready.empty()) {
-    std::pop_heap(ready.begin(), ready.end(), std::greater<int>());
-    int i = ready.back();
-    ready.pop_back();
-    order.push_back(i);
-    for (int r : readers[i]) {
-      if (--pending[r] == 0) {
-        ready.push_back(r);
-        std::push_heap(ready.begin(), ready.end(), std::greater<int>());
+  result.order.reserve(n);
+  if (options.ready == ReadyOrder::kLowestIndex) {
+    std::vector<int> ready;  // a min-heap of node indices
+    for (int i = 0; i < n; ++i)
+      if (pending[i] == 0) ready.push_back(i);
+    std::make_heap(ready.begin(), ready.end(), std::greater<int>());
+    while (!ready.empty()) {
+      std::pop_heap(ready.begin(), ready.end(), std::greater<int>());
+      int i = ready.back();
+      ready.pop_back();
+      result.order.push_back(i);
+      for (int r : readers[i]) {
+        if (--pending[r] == 0) {
+          ready.push_back(r);
+          std::push_heap(ready.begin(), ready.end(), std::greater<int>());
+        }
       }
     }
-  }
-  if (static_cast<int>(order.size()) != n) {
+  } else {
+    std::deque<int> ready;
     for (int i = 0; i < n; ++i)
-      if (pending[i] > 0) return Diag::Node(graph->node(i), "graph '" + graph->name() + "' has a cycle through this node");
+      if (pending[i] == 0) ready.push_back(i);
+    while (!ready.empty()) {
+      int i = ready.front();
+      ready.pop_front();
+      result.order.push_back(i);
+      std::vector<int> unlocked;
+      for (int r : readers[i])
+        if (--pending[r] == 0) unlocked.push_back(r);
+      std::sort(unlocked.begin(), unlocked.end());
+      ready.insert(ready.end(), unlocked.begin(), unlocked.end());
+    }
   }
+  if (static_cast<int>(result.order.size()) != n) {
+    for (int i = 0; i < n && result.cycle_node < 0; ++i)
+      if (pending[i] > 0) result.cycle_node = i;
+  }
+  return result;
+}
+
+Status TopologicalSort(onnx::GraphProto* graph) {
+  const int n = graph->node_size();
+  TopoOrder topo = TopologicalOrder(*graph);
+  if (!topo.ok())
+    return Diag::Node(graph->node(topo.cycle_node), "graph '" + graph->name() + "' has a cycle through this node");
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
   sorted.Reserve(n);
-  for (int i : order) sorted.Add()->Swap(graph->mutable_node(i));
+  for (int i : topo.order) sorted.Add()->Swap(graph->mutable_node(i));
   graph->mutable_node()->Swap(&sorted);
   return Status::OK();
 }

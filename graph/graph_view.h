@@ -14,14 +14,7 @@
 #include <vector>
 
 #include "graph/error.h"
-
-namespace onnx {
-class GraphProto;
-class ModelProto;
-class NodeProto;
-class TensorProto;
-class ValueInfoProto;
-}  // namespace onnx
+#include "graph/onnx_fwd.h"
 
 namespace nuphar {
 
@@ -30,8 +23,11 @@ struct GraphScope {
   onnx::GraphProto* graph = nullptr;
   const GraphScope* parent = nullptr;
   std::string path;  ///< "main", "main/<node>.<attr>", ... for messages
+  bool in_loop_body = false;  ///< this graph is, or is nested in, a Scan/Loop body
 
   bool IsMain() const { return parent == nullptr; }
+  /// The scope of `sub`, the graph in attribute `attr` of `node` (a node of this graph).
+  GraphScope Child(onnx::GraphProto* sub, const onnx::NodeProto& node, const std::string& attr) const;
   const GraphScope& Main() const { return parent ? parent->Main() : *this; }
 
   /// Initializer named `name` in this graph or an enclosing one (the defining scope in *owner).
@@ -57,25 +53,65 @@ void ForEachScope(onnx::ModelProto& model, const std::function<void(const GraphS
 /// references), in first-use order.
 std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node);
 
+/// One node input slot reading a tensor.
+struct Consumer {
+  std::string op_type;
+  int input_index = 0;
+};
+
 /// How often each tensor name is read anywhere in the model: node inputs of every graph
-/// (outer-scope reads included) and graph outputs of every graph.
+/// (outer-scope reads included) and graph outputs of every graph. With kConsumers it also
+/// keeps, per name, the node input slots that read it.
 class UseCounts {
  public:
-  explicit UseCounts(const onnx::ModelProto& model);
+  enum class Record { kCounts, kConsumers };
+  explicit UseCounts(const onnx::ModelProto& model, Record record = Record::kCounts);
+  /// Reads in `graph` and its subgraphs only.
+  explicit UseCounts(const onnx::GraphProto& graph, Record record = Record::kCounts);
   int Count(const std::string& name) const {
     auto it = counts_.find(name);
     return it == counts_.end() ? 0 : it->second;
   }
   bool Used(const std::string& name) const { return Count(name) > 0; }
+  /// The node input slots reading `name` in every graph, in walk order (a node's inputs, then
+  /// its subgraphs). Omitted optional inputs are listed under "". Needs Record::kConsumers.
+  const std::vector<Consumer>& Consumers(const std::string& name) const;
 
  private:
   void AddGraph(const onnx::GraphProto& graph);
+  Record record_;
   std::unordered_map<std::string, int> counts_;
+  std::unordered_map<std::string, std::vector<Consumer>> consumers_;
 };
 
 /// Every name in the model: node names and tensor names (node inputs/outputs, graph
 /// inputs/outputs, initializers, sparse initializers, value_info) of every graph.
 std::unordered_set<std::string> CollectAllNames(const onnx::ModelProto& model);
+
+/// How Kahn's algorithm picks the next node among those whose producers have all been taken.
+enum class ReadyOrder {
+  kLowestIndex,  ///< the lowest node index: an already ordered graph keeps its order
+  kFifo,         ///< first ready, first taken; nodes unlocked together go in index order
+                 ///< (symbolic_shape_infer's S2 order, which its fresh symbol names follow)
+};
+
+struct TopoOptions {
+  ReadyOrder ready = ReadyOrder::kLowestIndex;
+  /// A node reading its own output is a cycle (shape inference, the runtime); otherwise that
+  /// read is ignored (TopologicalSort).
+  bool self_read_is_cycle = false;
+};
+
+/// The execution order of a graph's nodes: Kahn's algorithm over explicit inputs and the
+/// implicit (outer-scope) inputs of their subgraphs (ImplicitInputs). The one topological order
+/// of the graph tools; the runtime's GraphPlan is meant to use it too.
+struct TopoOrder {
+  std::vector<int> order;  ///< node indices; partial when there is a cycle
+  int cycle_node = -1;     ///< on a cycle: the self-reading node, else the lowest index left over
+  bool self_read = false;  ///< the cycle is a node reading its own output
+  bool ok() const { return cycle_node < 0; }
+};
+TopoOrder TopologicalOrder(const onnx::GraphProto& graph, const TopoOptions& options = {});
 
 /// Reorders `graph`'s nodes so that every node follows the producers of its inputs (implicit
 /// subgraph inputs included). Stable: already ordered graphs keep their order. Fails on a cycle.

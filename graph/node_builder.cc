@@ -63,6 +63,28 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, onnx::GraphProto&& 
   NewAttr(node, name, onnx::AttributeProto::GRAPH)->mutable_g()->Swap(&g);
 }
 
+static onnx::AttributeProto MakeAttr(const std::string& name, onnx::AttributeProto::AttributeType type) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(type);
+  return a;
+}
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value) {
+  auto a = MakeAttr(name, onnx::AttributeProto::INT);
+  a.set_i(value);
+  return a;
+}
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values) {
+  auto a = MakeAttr(name, onnx::AttributeProto::INTS);
+  for (int64_t v : values) a.add_ints(v);
+  return a;
+}
+onnx::AttributeProto FloatAttr(const std::string& name, float value) {
+  auto a = MakeAttr(name, onnx::AttributeProto::FLOAT);
+  a.set_f(value);
+  return a;
+}
+
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute())
     if (a.name() == name) return &a;
@@ -79,6 +101,12 @@ float AttrFloat(const onnx::NodeProto& node, const std::string& name, float def)
 std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& def) {
   const auto* a = FindAttr(node, name);
   return a ? a->s() : def;
+}
+
+std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const std::string& name) {
+  const auto* a = FindAttr(node, name);
+  if (!a) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
 NodeBuilder::NodeBuilder(onnx::GraphProto* graph, NodeList* sink, NameTable* names, int64_t opset, std::string prefix)
@@ -106,6 +134,15 @@ onnx::NodeProto& NodeBuilder::Add(std::string_view op, const std::vector<std::st
 
 std::string NodeBuilder::Op(std::string_view op, const std::vector<std::string>& inputs, const std::string& output) {
   auto& node = output.empty() ? Add(op, inputs) : Add(op, inputs, {output});
+  return node.output(0);
+}
+
+std::string NodeBuilder::Op(std::string_view op, const std::vector<std::string>& inputs,
+                            const std::vector<onnx::AttributeProto>& attributes, const std::string& output,
+                            const std::string& domain) {
+  auto& node = output.empty() ? Add(op, inputs) : Add(op, inputs, {output});
+  if (!domain.empty()) node.set_domain(domain);
+  for (const auto& a : attributes) *node.add_attribute() = a;
   return node.output(0);
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -18,16 +19,8 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include "graph/onnx_fwd.h"
 #include "graph/tensor_data.h"
-
-namespace onnx {
-class AttributeProto;
-class GraphProto;
-class ModelProto;
-class NodeProto;
-class TensorProto;
-class ValueInfoProto;
-}  // namespace onnx
 
 namespace nuphar {
 
@@ -66,11 +59,18 @@ void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<i
 void SetAttr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& v);
 /// Moves `g` into a GRAPH attribute.
 void SetAttr(onnx::NodeProto& node, const std::string& name, onnx::GraphProto&& g);
-/// Attribute lookup; nullptr when absent.
+/// Free-standing attributes, for emitters that pass a node's attributes as a list.
+onnx::AttributeProto IntAttr(const std::string& name, int64_t value);
+onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values);
+onnx::AttributeProto FloatAttr(const std::string& name, float value);
+/// Attribute lookup; nullptr when absent. The getters below are the one set of attribute
+/// readers of the graph tools (a missing attribute gives `def`; the type is not checked).
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name);
 int64_t AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t def);
 float AttrFloat(const onnx::NodeProto& node, const std::string& name, float def);
 std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& def);
+/// The ints of an INTS attribute; nullopt when absent.
+std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const std::string& name);
 
 /// Emits nodes into `sink` and initializers/value_infos into `graph`, naming them through a
 /// shared NameTable. `opset` is the final default-domain opset, used by graph/opset_emit.h.
@@ -93,6 +93,11 @@ class NodeBuilder {
                        const std::vector<std::string>& outputs = {});
   /// Add() returning the first output's name.
   std::string Op(std::string_view op, const std::vector<std::string>& inputs, const std::string& output = "");
+  /// Op() with attributes (in this order) and a domain ("" = default). Callers include
+  /// <onnx/onnx_pb.h>: the attribute list needs the complete type.
+  std::string Op(std::string_view op, const std::vector<std::string>& inputs,
+                 const std::vector<onnx::AttributeProto>& attributes, const std::string& output = "",
+                 const std::string& domain = "");
 
   /// Adds `t` (its name is replaced) as an initializer of this builder's graph; returns the name.
   std::string Const(onnx::TensorProto&& t, const std::string& fixed_name = "");

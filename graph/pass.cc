@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <iostream>
+#include <set>
+#include <utility>
 
+#include "graph/diagnostics.h"
 #include "graph/opset_emit.h"
 #include "graph/opset_schema.h"
 
@@ -15,13 +17,18 @@ namespace nuphar {
 
 namespace {
 
+// Lines starting "warning: " are warnings (RewriteContext::Warn); the rest are verbose notes.
+Severity LineSeverity(const std::string& line) {
+  return line.rfind("warning: ", 0) == 0 ? Severity::kWarning : Severity::kNote;
+}
+
 class Walker {
  public:
   Walker(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options, int64_t opset)
       : model_(model), pass_(pass), options_(options), opset_(opset), names_(model), uses_(model) {
     auto targets = pass.TargetOpTypes();
     targets_.insert(targets.begin(), targets.end());
-    log_ = options.log ? options.log : [](const std::string& line) { std::cerr << line << "\n"; };
+    log_ = options.log ? options.log : [](const std::string& line) { ReportDiagnostic(LineSeverity(line), line); };
   }
 
   Status CheckArity(const onnx::NodeProto& node) const {
@@ -52,30 +59,62 @@ class Walker {
     return Status::OK();
   }
 
+  Status WalkSubgraphs(const GraphScope& scope, onnx::NodeProto* node) {
+    for (auto& attr : *node->mutable_attribute()) {
+      std::vector<onnx::GraphProto*> subs;
+      if (attr.has_g()) subs.push_back(attr.mutable_g());
+      for (auto& g : *attr.mutable_graphs()) subs.push_back(&g);
+      for (auto* sub : subs) NUPHAR_RETURN_IF_ERROR(Walk(scope.Child(sub, *node, attr.name())));
+    }
+    return Status::OK();
+  }
+
+  bool Targeted(const onnx::NodeProto& node) const {
+    if (!targets_.count(node.op_type())) return false;
+    return pass_.AnyDomain() || node.domain().empty() || node.domain() == "ai.onnx";
+  }
+
   Status Walk(const GraphScope& scope) {
     onnx::GraphProto* graph = scope.graph;
     const int n = graph->node_size();
+    const bool subgraphs_first = pass_.Order() == SubgraphOrder::kBeforeNode;
     std::vector<std::unique_ptr<NodeBuilder::NodeList>> replacement(n);
     bool any = false;
     for (int i = 0; i < n; ++i) {
       onnx::NodeProto* node = graph->mutable_node(i);
-      for (auto& attr : *node->mutable_attribute()) {
-        std::vector<onnx::GraphProto*> subs;
-        if (attr.has_g()) subs.push_back(attr.mutable_g());
-        for (auto& g : *attr.mutable_graphs()) subs.push_back(&g);
-        for (auto* sub : subs) {
-          GraphScope child{sub, &scope, scope.path + "/" + node->name() + "." + attr.name()};
-          NUPHAR_RETURN_IF_ERROR(Walk(child));
+      if (subgraphs_first) NUPHAR_RETURN_IF_ERROR(WalkSubgraphs(scope, node));
+      bool replaced = false;
+      NUPHAR_RETURN_IF_ERROR(Visit(scope, node, &replacement[i], &replaced));
+      any |= replaced;
+      if (!subgraphs_first && !replaced) NUPHAR_RETURN_IF_ERROR(WalkSubgraphs(scope, node));
+    }
+    if (any) {
+      NodeBuilder::NodeList assembled;
+      for (int i = 0; i < n; ++i) {
+        if (!replacement[i]) {
+          assembled.Add()->Swap(graph->mutable_node(i));
+          continue;
         }
+        for (auto& emitted : *replacement[i]) assembled.Add()->Swap(&emitted);
       }
-      if (!targets_.count(node->op_type()) || (!node->domain().empty() && node->domain() != "ai.onnx")) continue;
+      graph->mutable_node()->Swap(&assembled);
+    }
+    return Status::OK();
+  }
+
+  /// Filters and rewrites one node; a replacement goes to `*replacement` (spliced in by Walk).
+  Status Visit(const GraphScope& scope, onnx::NodeProto* node, std::unique_ptr<NodeBuilder::NodeList>* replacement,
+               bool* replaced) {
+    onnx::GraphProto* graph = scope.graph;
+    {
+      if (!Targeted(*node)) return Status::OK();
       // Passes index a target's inputs and outputs as its schema allows: a node outside those
       // counts (a broken or hostile file) is refused here, before any pass reads it.
-      NUPHAR_RETURN_IF_ERROR(CheckArity(*node).WithGraph(scope.path));
+      if (pass_.ChecksArity()) NUPHAR_RETURN_IF_ERROR(CheckArity(*node).WithGraph(scope.path));
       std::string why_not;
       if (!pass_.Matches(*node, &why_not)) {
         if (options_.verbose) log_(pass_.Name() + ": skip '" + node->name() + "' (" + node->op_type() + "): " + why_not);
-        continue;
+        return Status::OK();
       }
       auto pending = std::make_unique<NodeBuilder::NodeList>();
       NodeBuilder builder(graph, pending.get(), &names_, opset_);
@@ -90,25 +129,14 @@ class Walker {
         return s;
       }
       if (effect->changed) {
-        replacement[i] = std::move(pending);
-        any = true;
+        *replacement = std::move(pending);
+        *replaced = true;
         ++stats_.rewritten;
       } else {
         ++stats_.kept;
         if (options_.verbose && !effect->note.empty())
           log_(pass_.Name() + ": kept '" + node->name() + "' (" + node->op_type() + "): " + effect->note);
       }
-    }
-    if (any) {
-      NodeBuilder::NodeList assembled;
-      for (int i = 0; i < n; ++i) {
-        if (!replacement[i]) {
-          assembled.Add()->Swap(graph->mutable_node(i));
-          continue;
-        }
-        for (auto& emitted : *replacement[i]) assembled.Add()->Swap(&emitted);
-      }
-      graph->mutable_node()->Swap(&assembled);
     }
     return Status::OK();
   }
@@ -160,16 +188,30 @@ Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const Pass
   return walker.stats();
 }
 
-int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates) {
+namespace {
+
+// Names that may be dead: anywhere in the model (`any_graph`, which the producer chain grows),
+// or only in the graph that defines them (`scoped`).
+struct DeadCandidates {
+  std::unordered_set<std::string> any_graph;
+  std::set<std::pair<const onnx::GraphProto*, std::string>> scoped;
+  bool Contains(const onnx::GraphProto* g, const std::string& name) const {
+    return any_graph.count(name) > 0 || scoped.count({g, name}) > 0;
+  }
+  bool empty() const { return any_graph.empty() && scoped.empty(); }
+};
+
+int RemoveDead(const GraphScope& root, DeadCandidates candidates, const DeadValueOptions& options) {
   int removed = 0;
   bool changed = true;
-  while (changed && !candidates.empty()) {
+  while (changed && (options.all_nodes || !candidates.empty())) {
     changed = false;
-    UseCounts uses(model);
+    UseCounts uses(*root.graph);
     std::unordered_set<std::string> next;
-    ForEachScope(model, [&](const GraphScope& scope) {
+    auto clean = [&](const GraphScope& scope) {
       auto* g = scope.graph;
-      auto dead = [&](const std::string& name) { return candidates.count(name) && !uses.Used(name); };
+      const int removed_before = removed;
+      auto dead = [&](const std::string& name) { return candidates.Contains(g, name) && !uses.Used(name); };
       std::unordered_set<std::string> gone;
       EraseIf(g->mutable_initializer(), [&](const onnx::TensorProto& t) {
         if (!dead(t.name())) return false;
@@ -177,29 +219,64 @@ int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> ca
         ++removed;
         return true;
       });
-      EraseIf(g->mutable_node(), [&](const onnx::NodeProto& n) {
-        bool any_candidate = false;
-        for (const auto& o : n.output()) {
-          if (!o.empty() && uses.Used(o)) return false;
-          any_candidate |= candidates.count(o) > 0;
-        }
-        if (!any_candidate || n.output_size() == 0) return false;
-        for (const auto& i : n.input()) next.insert(i);
-        for (const auto& o : n.output()) gone.insert(o);
-        ++removed;
-        return true;
-      });
-      if (gone.empty()) return;
+      if (options.follow_producers || options.all_nodes) {
+        EraseIf(g->mutable_node(), [&](const onnx::NodeProto& n) {
+          bool any_candidate = options.all_nodes;
+          for (const auto& o : n.output()) {
+            if (!o.empty() && uses.Used(o)) return false;
+            any_candidate |= candidates.Contains(g, o);
+          }
+          if (!any_candidate || (n.output_size() == 0 && !options.all_nodes)) return false;
+          for (const auto& i : n.input()) next.insert(i);
+          for (const auto& o : n.output()) gone.insert(o);
+          ++removed;
+          return true;
+        });
+      }
+      if (gone.empty() && removed == removed_before) return;
       changed = true;
       // An initializer-backed graph input goes with its initializer; plain inputs stay (interface).
-      // Subgraph inputs are positional (Scan/Loop bodies) and are never touched.
-      if (scope.IsMain())
+      // Subgraph inputs are positional (Scan/Loop bodies) and are kept unless asked for.
+      if (scope.IsMain() || options.drop_subgraph_inputs)
         EraseIf(g->mutable_input(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
-      EraseIf(g->mutable_value_info(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
-    });
-    for (auto& n : next) candidates.insert(n);
+      if (options.drop_value_info)
+        EraseIf(g->mutable_value_info(), [&](const onnx::ValueInfoProto& vi) { return gone.count(vi.name()) > 0; });
+    };
+    if (options.subgraphs) ForEachScope(root, clean);
+    else clean(root);
+    if (!options.follow_producers && !options.all_nodes) break;  // nothing new can become dead
+    if (options.follow_producers)
+      for (auto& n : next) candidates.any_graph.insert(n);
   }
   return removed;
+}
+
+}  // namespace
+
+int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options) {
+  DeadCandidates c;
+  c.any_graph = std::move(candidates);
+  return RemoveDead(GraphScope{model.mutable_graph(), nullptr, "main"}, std::move(c), options);
+}
+
+int RemoveDeadValues(onnx::GraphProto* graph, bool is_main, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options) {
+  // A non-main root gets a parent so that IsMain() is false; the parent is never searched.
+  onnx::GraphProto none;
+  GraphScope outside{&none, nullptr, ""};
+  GraphScope root{graph, is_main ? nullptr : &outside, is_main ? "main" : ""};
+  DeadCandidates c;
+  c.any_graph = std::move(candidates);
+  return RemoveDead(root, std::move(c), options);
+}
+
+int RemoveDeadValues(onnx::ModelProto& model,
+                     const std::vector<std::pair<const onnx::GraphProto*, std::string>>& candidates,
+                     const DeadValueOptions& options) {
+  DeadCandidates c;
+  c.scoped.insert(candidates.begin(), candidates.end());
+  return RemoveDead(GraphScope{model.mutable_graph(), nullptr, "main"}, std::move(c), options);
 }
 
 }  // namespace nuphar

@@ -1,10 +1,14 @@
 // GraphPass: the anatomy every editor/quantizer pass shares, and the driver that runs it (STYLE R7).
 //
 // A pass names itself (the --mode string), lists the op types it targets, filters cheaply
-// with Matches() and rewrites one node at a time. The driver:
+// with Matches() and rewrites one node at a time. The editor's passes and the quantizer
+// (quantizer/matmul_quantizer.h) run through this one driver; the runtime's fusions
+// (runtime/fusion/) are meant to move onto it too. The driver:
 //  - raises the opset first (MinOpset, spec E2), so every emitted node uses the final form;
-//  - walks every graph depth-first, a node's subgraphs (If/Loop/Scan bodies) before the node,
-//    so RNNs inside bodies are converted and a Loop is rewritten after its body;
+//  - walks every graph depth-first in node order. By default a node's subgraphs (If/Loop/Scan
+//    bodies) come before the node, so RNNs inside bodies are converted and a Loop is rewritten
+//    after its body; a pass may ask for SubgraphOrder::kAfterKeptNode instead (the quantizer,
+//    whose name counters must advance in the original tool's order);
 //  - splices the nodes a Rewrite emitted in at the rewritten node's position, and removes
 //    nodes only after the walk of their graph, never while iterating;
 //  - finally removes the values a pass marked as maybe-dead when nothing anywhere reads them
@@ -17,16 +21,13 @@
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "graph/error.h"
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
-
-namespace onnx {
-class ModelProto;
-class NodeProto;
-}  // namespace onnx
+#include "graph/onnx_fwd.h"
 
 namespace nuphar {
 
@@ -71,6 +72,13 @@ class RewriteContext {
   std::function<void(const std::string&)> log_;
 };
 
+/// When the driver walks the subgraphs of a node, relative to rewriting the node itself.
+enum class SubgraphOrder {
+  kBeforeNode,     ///< subgraphs first, then the node (the editor's passes)
+  kAfterKeptNode,  ///< the node first; then its subgraphs if the node was kept (a replaced
+                   ///< node's subgraphs are not walked). The original quantizer's order.
+};
+
 class GraphPass {
  public:
   virtual ~GraphPass() = default;
@@ -80,6 +88,12 @@ class GraphPass {
   virtual std::vector<std::string> TargetOpTypes() const = 0;
   /// Opset the emitted nodes need (0: emits nothing opset-dependent).
   virtual int64_t MinOpset() const { return 0; }
+  virtual SubgraphOrder Order() const { return SubgraphOrder::kBeforeNode; }
+  /// Target op types in any domain, not only the default one (the quantizer, as the original).
+  virtual bool AnyDomain() const { return false; }
+  /// The driver refuses a target whose input/output counts its schema does not allow. A pass
+  /// that checks the counts it reads itself (and skips with a note) turns this off.
+  virtual bool ChecksArity() const { return true; }
   /// Cheap filter on a node of a target type; `why_not` gets the reason when false.
   virtual bool Matches(const onnx::NodeProto& node, std::string* why_not) const { return true; }
   virtual Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) = 0;
@@ -102,9 +116,32 @@ struct PassStats {
 
 Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options = {});
 
+/// What RemoveDeadValues removes besides unread initializers.
+struct DeadValueOptions {
+  /// Producer nodes whose outputs are all unread, and then their inputs (Constant -> Unsqueeze).
+  bool follow_producers = true;
+  /// value_info entries of removed names.
+  bool drop_value_info = true;
+  /// Same-named inputs of subgraphs too (the quantizer's rule); main-graph inputs always go.
+  bool drop_subgraph_inputs = false;
+  /// Every node is a candidate (dead-code elimination: a node none of whose outputs is read
+  /// goes, a node without outputs too), not only the producers of candidate names.
+  bool all_nodes = false;
+  /// Clean the subgraphs (Scan/Loop/If bodies) too, not only the graph given.
+  bool subgraphs = true;
+};
+
 /// Removes every name of `candidates` that nothing reads (initializers with their same-named
 /// graph inputs and value_infos, and producer nodes whose outputs are all unread), following
 /// producer chains. Returns the number of removed initializers and nodes.
-int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates);
+int RemoveDeadValues(onnx::ModelProto& model, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options = {});
+/// Same, from one graph (the runtime compiles graph by graph): reads are counted in `graph`
+/// and its subgraphs; `graph` is treated as a main graph only if `is_main`.
+int RemoveDeadValues(onnx::GraphProto* graph, bool is_main, std::unordered_set<std::string> candidates,
+                     const DeadValueOptions& options);
+/// Same, each candidate bound to the graph that defines it (other graphs' same names stay).
+int RemoveDeadValues(onnx::ModelProto& model, const std::vector<std::pair<const onnx::GraphProto*, std::string>>& candidates,
+                     const DeadValueOptions& options);
 
 }  // namespace nuphar

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-#include "quantizer/node_emitter.h"
+#include "graph/node_builder.h"
 #include "quantizer/quantizer.h"
 
 namespace nuphar::quant {
@@ -42,11 +42,11 @@ struct QuantizedInput {
   std::string scale_x, bias_x, q_x, q_x_sum;  ///< bias_x and q_x_sum empty when symmetric
 };
 
-QuantizedInput EmitInputQuantization(NodeEmitter& emit, const std::string& x, const NodeQuantConfig& cfg,
+QuantizedInput EmitInputQuantization(NodeBuilder& emit, const std::string& x, const NodeQuantConfig& cfg,
                                      const OpsetForms& forms, bool guard_zero_delta);
 
 /// MatMulInteger (8 bit) or com.microsoft MatMulInteger16, then the dequantization into `y`.
-void EmitIntegerMatMul(NodeEmitter& emit, const QuantizedInput& qx, const QuantizedWeightNames& w,
+void EmitIntegerMatMul(NodeBuilder& emit, const QuantizedInput& qx, const QuantizedWeightNames& w,
                        const NodeQuantConfig& cfg, const std::string& y);
 
 /// ONNX TensorProto data type of a config's storage type.

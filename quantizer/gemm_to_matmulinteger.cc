@@ -14,63 +14,28 @@
 #include "graph/tensor_data.h"
 
 namespace nuphar::quant {
-namespace {
-
-float FloatAttrOr(const onnx::NodeProto& node, const std::string& name, float fallback) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return a.f();
-  }
-  return fallback;
-}
-
-int64_t IntAttrOr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
-  for (const auto& a : node.attribute()) {
-    if (a.name() == name) return a.i();
-  }
-  return fallback;
-}
-
-}  // namespace
-
 Expected<bool> MatMulQuantizer::QuantizeGemm(const onnx::NodeProto& node, const GraphScope& scope,
-                                             NodeEmitter& emit, InputTable* inputs) {
+                                             NodeBuilder& emit, InputTable* inputs) {
   if (node.input_size() < 2 || node.output_size() != 1) {
     Skip(node, scope, "unexpected number of inputs or outputs");
     return false;
   }
-  const float alpha = FloatAttrOr(node, "alpha", 1.0f);
-  const float beta = FloatAttrOr(node, "beta", 1.0f);
-  const bool trans_a = IntAttrOr(node, "transA", 0) != 0;
-  const bool trans_b = IntAttrOr(node, "transB", 0) != 0;
+  const float alpha = AttrFloat(node, "alpha", 1.0f);
+  const float beta = AttrFloat(node, "beta", 1.0f);
+  const bool trans_a = AttrInt(node, "transA", 0) != 0;
+  const bool trans_b = AttrInt(node, "transB", 0) != 0;
   const std::string& b_name = node.input(1);
   const bool has_c = node.input_size() >= 3 && !node.input(2).empty() && beta != 0.0f;
 
-  if (std::string problem = ConsumerProblem(b_name); !problem.empty()) {
-    Skip(node, scope, problem);
-    return false;
-  }
-  auto cfg = ConfigFor(node.output(0));
-  if (!cfg.ok()) return cfg.status().WithNode(node);
-  const WeightRef weight = FindInitializer(scope, b_name);
-  if (!weight.tensor) {
-    Skip(node, scope, "B '" + b_name + "' is not an initializer");
-    return false;
-  }
-  const bool reused = converted_.count(GraphKey(weight.graph, b_name) + (trans_b ? "|T" : "")) != 0;
-  std::string skip;
-  auto converted = ConvertWeight(weight, trans_b, *cfg, &skip);
-  if (!converted.ok()) return converted.status().WithNode(node);
-  if (!*converted) {
-    Skip(node, scope, skip);
-    return false;
-  }
+  NUPHAR_ASSIGN_OR_RETURN(const WeightChoice w, ChooseWeight(node, scope, b_name, "B", trans_b, /*float_input=*/""));
+  if (!w.weight) return false;
 
   emit.set_prefix(node.name());
   std::string a = node.input(0);
   if (alpha != 1.0f) {
-    const std::string alpha_name = names_.ReserveFixed(node.name() + "_Const_alpha");
+    const std::string alpha_name = names_->Fixed(node.name() + "_Const_alpha");
     *scope.graph->add_initializer() = MakeTensor<float>(alpha_name, {}, std::vector<float>{alpha});
-    a = emit.Emit("Mul", {alpha_name, a});
+    a = emit.Op("Mul", {alpha_name, a});
   }
   if (trans_a) {
     const WeightRef a_init = FindInitializer(scope, a);
@@ -85,30 +50,30 @@ Expected<bool> MatMulQuantizer::QuantizeGemm(const onnx::NodeProto& node, const 
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t c = 0; c < cols; ++c) tr[c * rows + r] = (*values)[r * cols + c];
       }
-      const std::string a_trans = names_.ReserveFixed(a + "_trans");
+      const std::string a_trans = names_->Fixed(a + "_trans");
       *model_->mutable_graph()->add_initializer() = MakeTensor<float>(a_trans, {cols, rows}, tr);
       transposed_inputs_[GraphKey(a_init.graph, a)] = a_trans;
       removable_.emplace_back(a_init.graph, a);
       a = a_trans;
     } else {
-      a = emit.Emit("Transpose", {a});
+      a = emit.Op("Transpose", {a});
     }
   }
 
-  const std::string matmul_name = emit.NextNodeName("MatMul");
+  const std::string matmul_name = emit.names().NodeName(emit.prefix(), "MatMul");
   const std::string product = has_c ? matmul_name : node.output(0);
-  EmitQuantized(emit, matmul_name, a, **converted, *cfg, product, inputs);
+  EmitQuantized(emit, matmul_name, a, *w.weight, w.cfg, product, inputs);
   if (has_c) {
     emit.set_prefix(node.name());
     std::string c = node.input(2);
     if (beta != 1.0f) {
-      const std::string beta_name = names_.ReserveFixed(node.name() + "_Const_beta");
+      const std::string beta_name = names_->Fixed(node.name() + "_Const_beta");
       *scope.graph->add_initializer() = MakeTensor<float>(beta_name, {}, std::vector<float>{beta});
-      c = emit.Emit("Mul", {beta_name, c});
+      c = emit.Op("Mul", {beta_name, c});
     }
-    emit.Emit("Add", {product, c}, {}, node.output(0));
+    emit.Op("Add", {product, c}, {}, node.output(0));
   }
-  RecordQuantized(node, scope, b_name, **converted, *cfg, reused);
+  RecordQuantized(node, scope, b_name, *w.weight, w.cfg, w.reused);
   return true;
 }
 

@@ -19,30 +19,10 @@
 namespace nuphar::quant {
 namespace {
 
-void CollectUses(const onnx::GraphProto& g,
-                 std::unordered_map<std::string, std::vector<std::pair<std::string, int>>>* uses) {
-  for (const auto& node : g.node()) {
-    for (int i = 0; i < node.input_size(); ++i) (*uses)[node.input(i)].emplace_back(node.op_type(), i);
-    for (const auto& a : node.attribute()) {
-      if (a.has_g()) CollectUses(a.g(), uses);
-      for (const auto& sub : a.graphs()) CollectUses(sub, uses);
-    }
-  }
-}
-
-void CollectReads(const onnx::GraphProto& g, std::unordered_set<std::string>* reads) {
-  for (const auto& o : g.output()) reads->insert(o.name());
-  for (const auto& node : g.node()) {
-    for (const auto& in : node.input()) reads->insert(in);
-    for (const auto& a : node.attribute()) {
-      if (a.has_g()) CollectReads(a.g(), reads);
-      for (const auto& sub : a.graphs()) CollectReads(sub, reads);
-    }
-  }
-}
-
 /// Elem type of `name` from value_info / inputs / outputs along the scope chain, 0 if unknown.
-int32_t KnownElemType(const GraphScope* scope, const std::string& name) {
+/// `runtime_values(graph)`: the names that shadow outer definitions in `graph`.
+template <class RuntimeValues>
+int32_t KnownElemType(const GraphScope* scope, const std::string& name, RuntimeValues&& runtime_values) {
   for (; scope; scope = scope->parent) {
     const onnx::GraphProto& g = *scope->graph;
     for (const auto* list : {&g.value_info(), &g.input(), &g.output()}) {
@@ -50,7 +30,7 @@ int32_t KnownElemType(const GraphScope* scope, const std::string& name) {
         if (vi.name() == name && vi.type().has_tensor_type()) return vi.type().tensor_type().elem_type();
       }
     }
-    if (scope->runtime_values.count(name)) return 0;
+    if (runtime_values(scope->graph).count(name)) return 0;
   }
   return 0;
 }
@@ -72,87 +52,65 @@ std::string GraphKey(const onnx::GraphProto* graph, const std::string& name) {
 
 MatMulQuantizer::MatMulQuantizer(onnx::ModelProto* model, const QuantizeOptions& options, int64_t opset,
                                  bool upgrade_to_opset10)
-    : model_(model), options_(options), upgrade_to_opset10_(upgrade_to_opset10), names_(model->graph()) {
+    : model_(model),
+      options_(options),
+      upgrade_to_opset10_(upgrade_to_opset10),
+      uses_(*model, UseCounts::Record::kConsumers) {
   forms_.opset = opset;
   for (size_t i = 0; i < options.node_configs.size(); ++i) node_config_index_[options.node_configs[i].first] = i;
-  std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> uses;
-  CollectUses(model->graph(), &uses);
-  for (auto& [name, list] : uses) {
-    for (auto& [op, index] : list) uses_[name].push_back(Use{op, index});
-  }
 }
 
-Expected<QuantizeReport> MatMulQuantizer::Run() {
-  GraphScope main;
-  main.graph = model_->mutable_graph();
-  main.path = "main";
-  NUPHAR_RETURN_IF_ERROR(WalkGraph(main));
-  RemoveUnusedWeights();
-  return std::move(report_);
+std::vector<std::string> MatMulQuantizer::TargetOpTypes() const {
+  if (upgrade_to_opset10_) return {"MatMul", "Gemm", "Slice", "TopK"};
+  return {"MatMul", "Gemm"};
 }
 
-Status MatMulQuantizer::WalkGraph(GraphScope& scope) {
-  onnx::GraphProto* g = scope.graph;
-  for (const auto& in : g->input()) scope.runtime_values.insert(in.name());
-  for (const auto& node : g->node()) {
-    for (const auto& out : node.output()) scope.runtime_values.insert(out);
-  }
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> old_nodes;
-  old_nodes.Swap(g->mutable_node());
-  NodeEmitter emit(g, g->mutable_node(), &names_, &counters_);
-  InputTable input_table;  // one per graph, as in the original
-  InputTable* inputs = options_.share_input_quantization ? &input_table : nullptr;
-
-  for (onnx::NodeProto& node : old_nodes) {
-    if (upgrade_to_opset10_ && UpgradeNodeToOpset10(node, emit)) {
-      report_.messages.push_back("Converted " + node.op_type() + " '" + node.name() + "' in " + scope.path +
-                                 " to its opset-10 form");
-      continue;
-    }
-    if (node.op_type() == "MatMul" || node.op_type() == "Gemm") {
-      if (options_.only_for_scan && !scope.in_loop_body) {
-        Skip(node, scope, "outside Scan/Loop bodies (--only_for_scan)");
-      } else {
-        auto replaced = node.op_type() == "MatMul" ? QuantizeMatMul(node, scope, emit, inputs)
-                                                   : QuantizeGemm(node, scope, emit, inputs);
-        if (!replaced.ok()) return replaced.status().WithGraph(scope.path);
-        if (*replaced) continue;
-      }
-    }
-    onnx::NodeProto* kept = g->add_node();
-    kept->Swap(&node);
-    for (auto& attr : *kept->mutable_attribute()) {
-      const bool is_body = (kept->op_type() == "Scan" || kept->op_type() == "Loop") && attr.name() == "body";
-      auto walk = [&](onnx::GraphProto* sub) -> Status {
-        GraphScope child;
-        child.graph = sub;
-        child.parent = &scope;
-        child.path = scope.path + "/" + kept->name() + "." + attr.name();
-        child.in_loop_body = scope.in_loop_body || is_body;
-        return WalkGraph(child);
-      };
-      if (attr.has_g()) NUPHAR_RETURN_IF_ERROR(walk(attr.mutable_g()));
-      for (auto& sub : *attr.mutable_graphs()) NUPHAR_RETURN_IF_ERROR(walk(&sub));
+const std::unordered_set<std::string>& MatMulQuantizer::RuntimeValues(const onnx::GraphProto* graph) {
+  auto [it, inserted] = runtime_values_.try_emplace(graph);
+  if (inserted) {
+    for (const auto& in : graph->input()) it->second.insert(in.name());
+    for (const auto& node : graph->node()) {
+      for (const auto& out : node.output()) it->second.insert(out);
     }
   }
-  return Status::OK();
+  return it->second;
 }
 
-WeightRef MatMulQuantizer::FindInitializer(const GraphScope& scope, const std::string& name) const {
+Expected<Effect> MatMulQuantizer::Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) {
+  const GraphScope& scope = ctx.scope();
+  NodeBuilder& emit = ctx.builder();
+  names_ = &ctx.names();
+  RuntimeValues(scope.graph);  // taken before any rewrite of this graph is spliced in
+  if (upgrade_to_opset10_ && UpgradeNodeToOpset10(node, emit)) {
+    report_.messages.push_back("Converted " + node.op_type() + " '" + node.name() + "' in " + scope.path +
+                               " to its opset-10 form");
+    return Effect::Replaced();
+  }
+  if (node.op_type() != "MatMul" && node.op_type() != "Gemm") return Effect::Kept("");
+  if (options_.only_for_scan && !scope.in_loop_body) {
+    Skip(node, scope, "outside Scan/Loop bodies (--only_for_scan)");
+    return Effect::Kept("");
+  }
+  InputTable* inputs = options_.share_input_quantization ? &input_tables_[scope.graph] : nullptr;
+  auto replaced = node.op_type() == "MatMul" ? QuantizeMatMul(node, scope, emit, inputs)
+                                             : QuantizeGemm(node, scope, emit, inputs);
+  if (!replaced.ok()) return replaced.status().WithGraph(scope.path);
+  return *replaced ? Effect::Replaced() : Effect::Kept("");
+}
+
+WeightRef MatMulQuantizer::FindInitializer(const GraphScope& scope, const std::string& name) {
   for (const GraphScope* s = &scope; s; s = s->parent) {
     for (const auto& t : s->graph->initializer()) {
       if (t.name() == name) return WeightRef{s->graph, &t};
     }
     // A graph input or node output of this graph shadows outer initializers.
-    if (s->runtime_values.count(name)) return {};
+    if (RuntimeValues(s->graph).count(name)) return {};
   }
   return {};
 }
 
 std::string MatMulQuantizer::ConsumerProblem(const std::string& weight) const {
-  auto it = uses_.find(weight);
-  if (it == uses_.end()) return "";
-  for (const Use& use : it->second) {
+  for (const Consumer& use : uses_.Consumers(weight)) {
     if ((use.op_type != "MatMul" && use.op_type != "Gemm") || use.input_index != 1) {
       return "weight '" + weight + "' is also read by a " + use.op_type + " (input " +
              std::to_string(use.input_index) + ")";
@@ -231,9 +189,9 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   // Main-graph initializers, in the original's order: step, qparam[, base, rowsum].
   const std::string base_name = transposed ? t.name() + "_trans" : t.name();
   onnx::GraphProto* main = model_->mutable_graph();
-  cw.names.step = names_.ReserveFixed(base_name + "_step");
+  cw.names.step = names_->Fixed(base_name + "_step");
   *main->add_initializer() = MakeTensor<float>(cw.names.step, {n}, qw->step);
-  cw.names.qparam = names_.ReserveFixed(base_name + "_qparam");
+  cw.names.qparam = names_->Fixed(base_name + "_qparam");
   onnx::TensorProto* qparam = main->add_initializer();  // filled by move: the biggest tensor
   qparam->set_name(cw.names.qparam);
   qparam->set_data_type(StorageDataType(cfg.w));
@@ -241,16 +199,16 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
   qparam->add_dims(n);
   qparam->set_raw_data(std::move(qw->q_bytes));
   if (!cfg.symmetric) {
-    cw.names.base = names_.ReserveFixed(base_name + "_base");
+    cw.names.base = names_->Fixed(base_name + "_base");
     *main->add_initializer() = MakeTensor<float>(cw.names.base, {n}, qw->base);
-    cw.names.rowsum = names_.ReserveFixed(base_name + "_qparam_rowsum");
+    cw.names.rowsum = names_->Fixed(base_name + "_qparam_rowsum");
     *main->add_initializer() = MakeTensor<float>(cw.names.rowsum, {n}, qw->rowsum);
   }
   removable_.emplace_back(weight.graph, t.name());
   return &converted_.emplace(key, std::move(cw)).first->second;
 }
 
-void MatMulQuantizer::EmitQuantized(NodeEmitter& emit, const std::string& prefix, const std::string& x,
+void MatMulQuantizer::EmitQuantized(NodeBuilder& emit, const std::string& prefix, const std::string& x,
                                     const ConvertedWeight& w, const NodeQuantConfig& cfg, const std::string& y,
                                     InputTable* inputs) {
   emit.set_prefix(prefix);
@@ -289,54 +247,61 @@ void MatMulQuantizer::Skip(const onnx::NodeProto& node, const GraphScope& scope,
 }
 
 Expected<bool> MatMulQuantizer::QuantizeMatMul(const onnx::NodeProto& node, const GraphScope& scope,
-                                               NodeEmitter& emit, InputTable* inputs) {
+                                               NodeBuilder& emit, InputTable* inputs) {
   if (node.input_size() != 2 || node.output_size() != 1) {
     Skip(node, scope, "unexpected number of inputs or outputs");
     return false;
   }
   const std::string& w_name = node.input(1);
-  if (std::string problem = ConsumerProblem(w_name); !problem.empty()) {
-    Skip(node, scope, problem);
-    return false;
-  }
-  auto cfg = ConfigFor(node.output(0));
-  if (!cfg.ok()) return cfg.status().WithNode(node);
-  const WeightRef weight = FindInitializer(scope, w_name);
-  if (!weight.tensor) {
-    Skip(node, scope, "weight '" + w_name + "' is not an initializer");
-    return false;
-  }
-  if (const int32_t x_type = KnownElemType(&scope, node.input(0)); x_type != 0 && x_type != onnx::TensorProto::FLOAT) {
-    Skip(node, scope, "input '" + node.input(0) + "' is not float32");
-    return false;
-  }
-  const bool reused = converted_.count(GraphKey(weight.graph, w_name)) != 0;
-  std::string skip;
-  auto converted = ConvertWeight(weight, /*transposed=*/false, *cfg, &skip);
-  if (!converted.ok()) return converted.status().WithNode(node);
-  if (!*converted) {
-    Skip(node, scope, skip);
-    return false;
-  }
-  EmitQuantized(emit, node.name(), node.input(0), **converted, *cfg, node.output(0), inputs);
-  RecordQuantized(node, scope, w_name, **converted, *cfg, reused);
+  NUPHAR_ASSIGN_OR_RETURN(const WeightChoice w, ChooseWeight(node, scope, w_name, "weight", false, node.input(0)));
+  if (!w.weight) return false;
+  EmitQuantized(emit, node.name(), node.input(0), *w.weight, w.cfg, node.output(0), inputs);
+  RecordQuantized(node, scope, w_name, *w.weight, w.cfg, w.reused);
   return true;
 }
 
-void MatMulQuantizer::RemoveUnusedWeights() {
-  std::unordered_set<std::string> reads;
-  CollectReads(model_->graph(), &reads);
-  for (const auto& [graph, name] : removable_) {
-    if (reads.count(name)) continue;  // a float consumer remains (e.g. --only_for_scan)
-    auto* inits = graph->mutable_initializer();
-    for (int i = inits->size() - 1; i >= 0; --i) {
-      if (inits->Get(i).name() == name) inits->DeleteSubrange(i, 1);
-    }
-    auto* ins = graph->mutable_input();
-    for (int i = ins->size() - 1; i >= 0; --i) {
-      if (ins->Get(i).name() == name) ins->DeleteSubrange(i, 1);
+Expected<MatMulQuantizer::WeightChoice> MatMulQuantizer::ChooseWeight(const onnx::NodeProto& node,
+                                                                      const GraphScope& scope,
+                                                                      const std::string& w_name, const char* w_label,
+                                                                      bool transposed, const std::string& float_input) {
+  WeightChoice choice;
+  if (std::string problem = ConsumerProblem(w_name); !problem.empty()) {
+    Skip(node, scope, problem);
+    return choice;
+  }
+  auto cfg = ConfigFor(node.output(0));
+  if (!cfg.ok()) return cfg.status().WithNode(node);
+  choice.cfg = *cfg;
+  const WeightRef weight = FindInitializer(scope, w_name);
+  if (!weight.tensor) {
+    Skip(node, scope, std::string(w_label) + " '" + w_name + "' is not an initializer");
+    return choice;
+  }
+  if (!float_input.empty()) {
+    auto runtime_values = [this](const onnx::GraphProto* g) -> const auto& { return RuntimeValues(g); };
+    const int32_t x_type = KnownElemType(&scope, float_input, runtime_values);
+    if (x_type != 0 && x_type != onnx::TensorProto::FLOAT) {
+      Skip(node, scope, "input '" + float_input + "' is not float32");
+      return choice;
     }
   }
+  choice.reused = converted_.count(GraphKey(weight.graph, w_name) + (transposed ? "|T" : "")) != 0;
+  std::string skip;
+  auto converted = ConvertWeight(weight, transposed, choice.cfg, &skip);
+  if (!converted.ok()) return converted.status().WithNode(node);
+  if (!*converted) Skip(node, scope, skip);
+  choice.weight = *converted;
+  return choice;
+}
+
+Status MatMulQuantizer::Finish(onnx::ModelProto& model) {
+  // A float consumer may remain (e.g. --only_for_scan): then the weight stays.
+  DeadValueOptions dead;
+  dead.follow_producers = false;
+  dead.drop_value_info = false;
+  dead.drop_subgraph_inputs = true;
+  RemoveDeadValues(model, removable_, dead);
+  return Status::OK();
 }
 
 }  // namespace nuphar::quant

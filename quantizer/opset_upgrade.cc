@@ -116,7 +116,19 @@ Expected<OpsetRaise> RaiseOpsetForQuantization(onnx::ModelProto* model, int64_t 
   return raise;
 }
 
-bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeEmitter& emit) {
+namespace {
+
+// A node with exactly `outputs` (possibly none, unlike NodeBuilder::Add's default of one).
+onnx::NodeProto& EmitWithOutputs(NodeBuilder& emit, std::string_view op, const std::vector<std::string>& inputs,
+                                 const std::vector<std::string>& outputs) {
+  onnx::NodeProto& node = emit.Add(op, inputs, outputs);
+  if (outputs.empty()) node.clear_output();
+  return node;
+}
+
+}  // namespace
+
+bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeBuilder& emit) {
   if (node.input_size() != 1) return false;
   const std::vector<std::string> outputs(node.output().begin(), node.output().end());
   if (node.op_type() == "Slice") {
@@ -128,10 +140,10 @@ bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeEmitter& emit) {
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     }
     emit.set_prefix(node.name());
-    const std::string s = emit.Int64Vector(starts);
-    const std::string e = emit.Int64Vector(ends);
-    const std::string a = emit.Int64Vector(axes);
-    emit.EmitMulti("Slice", {node.input(0), s, e, a}, {}, outputs);
+    const std::string s = emit.Ints64(starts);
+    const std::string e = emit.Ints64(ends);
+    const std::string a = emit.Ints64(axes);
+    EmitWithOutputs(emit, "Slice", {node.input(0), s, e, a}, outputs);
     return true;
   }
   if (node.op_type() == "TopK") {
@@ -139,8 +151,9 @@ bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeEmitter& emit) {
     const auto k = IntsOf(node, "k", &has_k);
     const auto axis = IntsOf(node, "axis", &has_axis);
     emit.set_prefix(node.name());
-    const std::string k_input = emit.Int64Vector({k.empty() ? 0 : k[0]});
-    emit.EmitMulti("TopK", {node.input(0), k_input}, {IntAttr("axis", axis.empty() ? -1 : axis[0])}, outputs);
+    const std::string k_input = emit.Ints64({k.empty() ? 0 : k[0]});
+    auto& topk = EmitWithOutputs(emit, "TopK", {node.input(0), k_input}, outputs);
+    *topk.add_attribute() = IntAttr("axis", axis.empty() ? -1 : axis[0]);
     return true;
   }
   return false;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "graph/error.h"
-#include "quantizer/node_emitter.h"
+#include "graph/node_builder.h"
 
 namespace nuphar::quant {
 
@@ -33,6 +33,6 @@ int64_t RequiredIrVersion(int64_t opset);
 /// Converts a 1-input Slice (opset < 10) or 1-input TopK (opset 1) into its opset-10 form,
 /// emitting it through `emit` (prefix = the node's name). Returns false for any other node.
 /// A Slice without `axes` gets axes 0..len(starts)-1 (B24).
-bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeEmitter& emit);
+bool UpgradeNodeToOpset10(const onnx::NodeProto& node, NodeBuilder& emit);
 
 }  // namespace nuphar::quant

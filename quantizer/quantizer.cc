@@ -54,7 +54,8 @@ Expected<QuantizeReport> Quantize(onnx::ModelProto* model, const QuantizeOptions
   NUPHAR_ASSIGN_OR_RETURN(const OpsetRaise raise, RaiseOpsetForQuantization(model, 10));
   const bool upgrade = raise.raised() && raise.old_version < 10;
   MatMulQuantizer pass(model, options, raise.new_version, upgrade);
-  NUPHAR_ASSIGN_OR_RETURN(QuantizeReport report, pass.Run());
+  NUPHAR_RETURN_IF_ERROR(RunPass(*model, pass).status());
+  QuantizeReport report = pass.TakeReport();
   const int64_t ir = std::max<int64_t>(model->ir_version(), RequiredIrVersion(raise.new_version));
   model->set_ir_version(ir);
   report.opset = raise.new_version;

@@ -5,9 +5,11 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <iostream>
+#include <sstream>
 #include <unordered_set>
 
+#include "graph/diagnostics.h"
+#include "graph/graph_view.h"
 #include "graph/opset_schema.h"
 #include "shape_infer/ops/node_context.h"
 #include "shape_infer/ops/registry.h"
@@ -45,7 +47,8 @@ void WriteTensorType(onnx::TypeProto* type, int32_t elem_type, const std::option
     auto* dim = s->add_dim();
     if (!d) continue;
     if (auto v = d->AsInt()) {
-      if (*v < 0 && verbose > 0) std::cerr << "shape_infer: warning: negative dim " << *v << " clamped to 0\n";
+      if (*v < 0 && verbose > 0)
+        ReportDiagnostic(Severity::kWarning, "shape_infer: warning: negative dim " + std::to_string(*v) + " clamped to 0");
       dim->set_dim_value(std::max<int64_t>(*v, 0));
     } else if (d->IsNumber()) {
       dim->set_dim_value(std::max<int64_t>(d->AsNumber().Floor(), 0));  // spec §4.6: floor, never negative
@@ -149,8 +152,19 @@ void GraphInferencer::SetConstant(const std::string& name, const onnx::TensorPro
 }
 
 Status GraphInferencer::RunPass() {
-  NUPHAR_ASSIGN_OR_RETURN(std::vector<size_t> order, TopologicalOrder(*graph_));
-  for (size_t idx : order) {
+  // Kahn's algorithm (S2): FIFO, seeded and tie-broken by file order, implicit (outer-scope)
+  // inputs of subgraphs included (graph/graph_view.h).
+  TopoOptions topo_options;
+  topo_options.ready = ReadyOrder::kFifo;
+  topo_options.self_read_is_cycle = true;
+  const TopoOrder topo = TopologicalOrder(*graph_, topo_options);
+  if (topo.self_read) return Diag::Node(graph_->node(topo.cycle_node), "Invalid model with cyclic graph");
+  if (!topo.ok()) {
+    Diag d = Diag::Msg("Invalid model with cyclic graph");
+    d.graph = graph_->name();
+    return d;
+  }
+  for (int idx : topo.order) {
     Status st = InferNode(idx);
     if (!st.ok()) return st.WithGraph(graph_->name());
   }
@@ -219,18 +233,19 @@ Status GraphInferencer::InferNode(size_t node_index) {
   if (incomplete && root.options.strict)
     return Diag::Node(node, "cannot infer the output shapes (--strict)");
   if (root.options.verbose > 2) {
-    std::cerr << "shape_infer: " << node.op_type() << " '" << node.name() << "':";
+    std::ostringstream line;
+    line << "shape_infer: " << node.op_type() << " '" << node.name() << "':";
     for (size_t j = 0; j < ctx.NumOutputs(); ++j) {
       if (!ctx.HasOutput(j)) continue;
-      std::cerr << " " << node.output(static_cast<int>(j)) << "[";
+      line << " " << node.output(static_cast<int>(j)) << "[";
       if (auto s = ctx.OutputShape(j)) {
-        for (size_t a = 0; a < s->size(); ++a) std::cerr << (a ? "," : "") << ((*s)[a] ? (*s)[a]->ToString() : "?");
+        for (size_t a = 0; a < s->size(); ++a) line << (a ? "," : "") << ((*s)[a] ? (*s)[a]->ToString() : "?");
       } else {
-        std::cerr << "?";
+        line << "?";
       }
-      std::cerr << "]";
+      line << "]";
     }
-    std::cerr << "\n";
+    ReportDiagnostic(Severity::kNote, line.str());
   }
   return Status::OK();
 }
@@ -283,8 +298,8 @@ void GraphInferencer::CompleteOutputs(const onnx::NodeProto& node, size_t node_i
       if (root.first_incomplete_node.empty())
         root.first_incomplete_node = node.name() + " (" + node.op_type() + ")";
       if (root.options.verbose > 0)
-        std::cerr << "shape_infer: warning: incomplete shape at " << node.op_type() << " '" << node.name()
-                  << "' output '" << name << "'; fresh symbols used\n";
+        ReportDiagnostic(Severity::kWarning, "shape_infer: warning: incomplete shape at " + node.op_type() + " '" +
+                                                 node.name() + "' output '" + name + "'; fresh symbols used");
     }
   }
 }

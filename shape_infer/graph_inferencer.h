@@ -96,13 +96,6 @@ class GraphInferencer {
   std::unordered_map<std::string, std::unique_ptr<onnx::TensorProto>> constants_;
 };
 
-/// Kahn's algorithm (S2): FIFO, seeded and tie-broken by file order, including the implicit
-/// (outer-scope) inputs of subgraphs. Error "Invalid model with cyclic graph" on a cycle.
-Expected<std::vector<size_t>> TopologicalOrder(const onnx::GraphProto& graph);
-
-/// Names a body uses from enclosing scopes (not defined inside it), in first-use order.
-std::vector<std::string> ImplicitInputs(const onnx::GraphProto& body);
-
 /// Exact rational of a float (spec §4.6), nullopt for NaN/Inf or values that overflow.
 std::optional<sym::Rational> ExactRational(double v);
 

@@ -11,8 +11,9 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <cmath>
-#include <iostream>
 #include <unordered_set>
+
+#include "graph/diagnostics.h"
 
 #include "graph/tensor_data.h"
 #include "shape_infer/graph_inferencer.h"
@@ -100,8 +101,8 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
     }
   } catch (const std::exception& e) {
     if (root_->options.verbose > 0)
-      std::cerr << "shape_infer: note: ONNX inference of " << node.op_type() << " '" << node.name()
-                << "' failed: " << e.what() << "\n";
+      ReportDiagnostic(Severity::kNote, "shape_infer: note: ONNX inference of " + node.op_type() + " '" +
+                                            node.name() + "' failed: " + e.what());
   }
   return true;
 }
@@ -136,8 +137,8 @@ void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
                                        onnx::ShapeInferenceOptions(false, 0, false));
   } catch (const std::exception& e) {
     if (root_->options.verbose > 0)
-      std::cerr << "shape_infer: note: ONNX inference of " << node.op_type() << " '" << node.name()
-                << "' failed: " << e.what() << "\n";
+      ReportDiagnostic(Severity::kNote, "shape_infer: note: ONNX inference of " + node.op_type() + " '" +
+                                            node.name() + "' failed: " + e.what());
   }
   for (const auto& vi : g.value_info())
     if (outputs.count(vi.name())) MutableValueInfo(vi.name()) = vi;

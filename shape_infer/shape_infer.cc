@@ -3,7 +3,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <iostream>
+#include "graph/diagnostics.h"
+
 
 #include "shape_infer/graph_inferencer.h"
 
@@ -41,7 +42,7 @@ Expected<ShapeInferResult> InferShapes(onnx::ModelProto* model, const ShapeInfer
       root.unknown_values.push_back("<pass cap reached: merges did not converge>");
       break;
     }
-    if (options.verbose > 0) std::cerr << "shape_infer: merges recorded, re-running inference\n";
+    if (options.verbose > 0) ReportDiagnostic(Severity::kNote, "shape_infer: merges recorded, re-running inference");
   }
   result.unknown_values = root.unknown_values;
   result.first_incomplete_node = root.first_incomplete_node;

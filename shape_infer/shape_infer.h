@@ -33,7 +33,8 @@ struct ShapeInferOptions {
   int64_t int_max = 2147483647;
   /// For ops unknown to ONNX, give outputs the rank and element type of input 0.
   bool guess_output_rank = false;
-  /// 0 silent; >0 warnings on stderr; >2 per-node trace.
+  /// 0 silent; >0 warnings; >2 per-node trace. They go to graph/diagnostics.h (tools print them on
+  /// stderr; embedders capture them with ScopedDiagnosticSink).
   int verbose = 0;
   /// Abort (error) at the first node that needs fresh symbols instead of continuing.
   bool strict = false;

@@ -15,10 +15,7 @@ namespace {
 
 class Gru final : public RnnCell {
  public:
-  const char* OpType() const override { return "GRU"; }
-  int NumGates() const override { return 3; }
-  std::vector<std::string> StateNames() const override { return {"h"}; }
-  std::vector<std::string> DefaultActivations() const override { return {"Sigmoid", "Tanh"}; }
+  Gru() : RnnCell({"GRU", 3, {"h"}, {"Sigmoid", "Tanh"}}) {}
 
   std::vector<BodyMatrix> SplitWeights(const RnnSpec& spec, const DirectionWeights& dw) const override {
     const int64_t H = spec.hidden;

@@ -12,20 +12,12 @@ namespace {
 
 class Lstm final : public RnnCell {
  public:
-  const char* OpType() const override { return "LSTM"; }
-  int NumGates() const override { return 4; }
-  std::vector<std::string> StateNames() const override { return {"h", "c"}; }
-  std::vector<std::string> DefaultActivations() const override { return {"Sigmoid", "Tanh", "Tanh"}; }
+  Lstm() : RnnCell({"LSTM", 4, {"h", "c"}, {"Sigmoid", "Tanh", "Tanh"}, /*has_peephole=*/true}) {}
 
   std::vector<BodyMatrix> SplitWeights(const RnnSpec& spec, const DirectionWeights& dw) const override {
     return {TransposedRows(dw.r, spec.hidden, 0, 4 * spec.hidden)};
   }
 
-  std::vector<float> SplitBias(const RnnSpec& spec, const DirectionWeights& dw) const override {
-    std::vector<float> b(dw.wb.size());
-    for (size_t k = 0; k < b.size(); ++k) b[k] = dw.wb[k] + dw.rb[k];
-    return b;
-  }
 
   Expected<std::vector<std::string>> EmitCell(ScanBodyBuilder& body, const CellInputs& in) const override {
     const int64_t H = body.hidden();

@@ -6,19 +6,10 @@ namespace {
 
 class SimpleRnn final : public RnnCell {
  public:
-  const char* OpType() const override { return "RNN"; }
-  int NumGates() const override { return 1; }
-  std::vector<std::string> StateNames() const override { return {"h"}; }
-  std::vector<std::string> DefaultActivations() const override { return {"Tanh"}; }
+  SimpleRnn() : RnnCell({"RNN", 1, {"h"}, {"Tanh"}}) {}
 
   std::vector<BodyMatrix> SplitWeights(const RnnSpec& spec, const DirectionWeights& dw) const override {
     return {TransposedRows(dw.r, spec.hidden, 0, spec.hidden)};
-  }
-
-  std::vector<float> SplitBias(const RnnSpec& spec, const DirectionWeights& dw) const override {
-    std::vector<float> b(dw.wb.size());
-    for (size_t k = 0; k < b.size(); ++k) b[k] = dw.wb[k] + dw.rb[k];
-    return b;
   }
 
   Expected<std::vector<std::string>> EmitCell(ScanBodyBuilder& body, const CellInputs& in) const override {

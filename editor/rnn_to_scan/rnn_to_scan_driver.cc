@@ -155,7 +155,7 @@ Status Converter::ReadWeights() {
       return Diag::Node(node_, "B has shape " + DimsText(bias_.dims) + ", expected " + DimsText({nd, 2 * G * H}));
     has_bias_ = true;
   }
-  if (spec_.op == "LSTM" && !Input(7).empty()) {
+  if (cell_.HasPeephole() && !Input(7).empty()) {
     NUPHAR_ASSIGN_OR_RETURN(peephole_, ReadFloatConstant(scope, node_, Input(7), "P"));
     if (peephole_.dims != std::vector<int64_t>{nd, 3 * H})
       return Diag::Node(node_, "P has shape " + DimsText(peephole_.dims) + ", expected " + DimsText({nd, 3 * H}));
@@ -395,6 +395,12 @@ Expected<Effect> Converter::Run() {
 }
 
 }  // namespace
+
+std::vector<float> RnnCell::SplitBias(const RnnSpec& spec, const DirectionWeights& dw) const {
+  std::vector<float> b(dw.wb.size());
+  for (size_t k = 0; k < b.size(); ++k) b[k] = dw.wb[k] + dw.rb[k];
+  return b;
+}
 
 Expected<Effect> ConvertRnnToScan(RewriteContext& ctx, const onnx::NodeProto& node, const RnnCell& cell,
                                   const RnnToScanOptions& options) {

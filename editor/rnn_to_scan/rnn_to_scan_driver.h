@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "editor/rnn_to_scan/scan_body_builder.h"
@@ -60,20 +61,35 @@ struct CellInputs {
   std::vector<std::string> matrices;    ///< body initializers from SplitWeights, same order
 };
 
+/// What distinguishes the three ops before any equation: data, not hooks.
+struct RnnCellTraits {
+  const char* op_type;  ///< "LSTM", "GRU", "RNN"
+  int num_gates;
+  /// Recurrent states: {"h"} or {"h", "c"}; states[0] is always the hidden state.
+  std::vector<std::string> state_names;
+  std::vector<std::string> default_activations;
+  bool has_peephole = false;  ///< input P (index 7): LSTM only
+};
+
 class RnnCell {
  public:
+  explicit RnnCell(RnnCellTraits traits) : traits_(std::move(traits)) {}
   virtual ~RnnCell() = default;
-  virtual const char* OpType() const = 0;
-  virtual int NumGates() const = 0;
-  /// Recurrent states: {"h"} or {"h", "c"}; states[0] is always the hidden state.
-  virtual std::vector<std::string> StateNames() const = 0;
-  virtual std::vector<std::string> DefaultActivations() const = 0;
+  const char* OpType() const { return traits_.op_type; }
+  int NumGates() const { return traits_.num_gates; }
+  const std::vector<std::string>& StateNames() const { return traits_.state_names; }
+  const std::vector<std::string>& DefaultActivations() const { return traits_.default_activations; }
+  bool HasPeephole() const { return traits_.has_peephole; }
   /// Recurrent matrices the body multiplies h by, from R of one direction.
   virtual std::vector<BodyMatrix> SplitWeights(const RnnSpec& spec, const DirectionWeights& dw) const = 0;
-  /// Bias added to the hoisted projection X·Wᵀ, [G*H].
-  virtual std::vector<float> SplitBias(const RnnSpec& spec, const DirectionWeights& dw) const = 0;
+  /// Bias added to the hoisted projection X·Wᵀ, [G*H]. Default: Wb + Rb (LSTM, RNN); GRU keeps
+  /// Rb of the hidden gate out under linear_before_reset.
+  virtual std::vector<float> SplitBias(const RnnSpec& spec, const DirectionWeights& dw) const;
   /// Emits the cell; returns the new states in StateNames() order (new h first).
   virtual Expected<std::vector<std::string>> EmitCell(ScanBodyBuilder& body, const CellInputs& in) const = 0;
+
+ private:
+  RnnCellTraits traits_;
 };
 
 const RnnCell& LstmCell();

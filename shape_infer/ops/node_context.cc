@@ -4,7 +4,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
-#include <iostream>
+
+#include "graph/diagnostics.h"
+#include "graph/node_builder.h"
 
 namespace nuphar::shape_infer {
 
@@ -99,31 +101,15 @@ SymShape NodeContext::NewSymbols(size_t j, size_t rank) const {
   return s;
 }
 
-const onnx::AttributeProto* NodeContext::Attr(const std::string& name) const {
-  for (const auto& a : node_.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
-int64_t NodeContext::AttrInt(const std::string& name, int64_t def) const {
-  const auto* a = Attr(name);
-  return a ? a->i() : def;
-}
-
-float NodeContext::AttrFloat(const std::string& name, float def) const {
-  const auto* a = Attr(name);
-  return a ? a->f() : def;
-}
-
+// The attribute readers are graph/node_builder.h's, bound to this node.
+const onnx::AttributeProto* NodeContext::Attr(const std::string& name) const { return FindAttr(node_, name); }
+int64_t NodeContext::AttrInt(const std::string& name, int64_t def) const { return nuphar::AttrInt(node_, name, def); }
+float NodeContext::AttrFloat(const std::string& name, float def) const { return nuphar::AttrFloat(node_, name, def); }
 std::string NodeContext::AttrString(const std::string& name, const std::string& def) const {
-  const auto* a = Attr(name);
-  return a ? a->s() : def;
+  return nuphar::AttrString(node_, name, def);
 }
-
 std::optional<std::vector<int64_t>> NodeContext::AttrInts(const std::string& name) const {
-  const auto* a = Attr(name);
-  if (!a) return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  return nuphar::AttrInts(node_, name);
 }
 
 void NodeContext::SuggestMerge(const std::vector<sym::Expr>& dims) const {
@@ -132,9 +118,10 @@ void NodeContext::SuggestMerge(const std::vector<sym::Expr>& dims) const {
   if (root.symbols.SuggestMerge(dims, &conflict)) {
     root.merges_changed = true;
     if (options().verbose > 0) {
-      std::cerr << "shape_infer: warning: " << node_.op_type() << " '" << node_.name() << "' merges dims";
-      for (const auto& d : dims) std::cerr << " " << d.ToString();
-      std::cerr << (root.options.auto_merge ? "" : " (recorded; apply with --auto_merge)") << "\n";
+      std::string line = "shape_infer: warning: " + node_.op_type() + " '" + node_.name() + "' merges dims";
+      for (const auto& d : dims) line += " " + d.ToString();
+      if (!root.options.auto_merge) line += " (recorded; apply with --auto_merge)";
+      ReportDiagnostic(Severity::kWarning, line);
     }
   }
   if (conflict && options().verbose > 0) Warn("conflicting literal dims cannot be merged");
@@ -198,7 +185,7 @@ onnx::GraphProto* NodeContext::MutableGraphAttr(const std::string& name) const {
 
 void NodeContext::Warn(const std::string& msg) const {
   if (options().verbose > 0)
-    std::cerr << "shape_infer: warning: " << node_.op_type() << " '" << node_.name() << "': " << msg << "\n";
+    ReportDiagnostic(Severity::kWarning, "shape_infer: warning: " + node_.op_type() + " '" + node_.name() + "': " + msg);
 }
 
 Status NodeContext::Error(const std::string& msg) const { return Diag::Node(node_, msg); }

@@ -76,5 +76,71 @@ TEST(GraphView, TopologicalSortOrdersByDataAndSubgraphReads) {
   EXPECT_NE(s.message().find("cycle"), std::string::npos);
 }
 
+TEST(GraphView, UseCountsListConsumersInWalkOrder) {
+  auto m = ModelWithIf();
+  UseCounts uses(m, UseCounts::Record::kConsumers);
+  const auto& a = uses.Consumers("a");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].op_type, "Add");
+  EXPECT_EQ(a[0].input_index, 0);
+  EXPECT_EQ(uses.Consumers("w")[0].input_index, 1);
+  EXPECT_TRUE(uses.Consumers("nothing").empty());
+}
+
+TEST(GraphView, ChildScopesKnowWhetherTheyAreLoopBodies) {
+  onnx::GraphProto main_graph, body, inner;
+  onnx::NodeProto scan, iff;
+  scan.set_op_type("Scan");
+  scan.set_name("s");
+  iff.set_op_type("If");
+  iff.set_name("i");
+  GraphScope main{&main_graph, nullptr, "main"};
+  GraphScope then_scope = main.Child(&inner, iff, "then_branch");
+  EXPECT_FALSE(then_scope.in_loop_body);
+  EXPECT_EQ(then_scope.path, "main/i.then_branch");
+  GraphScope body_scope = main.Child(&body, scan, "body");
+  EXPECT_TRUE(body_scope.in_loop_body);
+  EXPECT_TRUE(body_scope.Child(&inner, iff, "else_branch").in_loop_body);  // nested in a body
+}
+
+// 0: b = Relu(a)  1: a = Relu(x)  2: c = Relu(x)  3: d = Add(b, c): ready first {1, 2}.
+onnx::GraphProto Unsorted() {
+  onnx::GraphProto g;
+  NameTable names;
+  NodeBuilder b(&g, &names, 13);
+  b.Op("Relu", {"a"}, "b");
+  b.Op("Relu", {"x"}, "a");
+  b.Op("Relu", {"x"}, "c");
+  b.Op("Add", {"b", "c"}, "d");
+  return g;
+}
+
+TEST(GraphView, TopologicalOrderTakesLowestIndexOrFifo) {
+  const auto g = Unsorted();
+  auto lowest = TopologicalOrder(g);
+  ASSERT_TRUE(lowest.ok());
+  EXPECT_EQ(lowest.order, (std::vector<int>{1, 0, 2, 3}));
+  TopoOptions fifo;
+  fifo.ready = ReadyOrder::kFifo;
+  auto queued = TopologicalOrder(g, fifo);
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued.order, (std::vector<int>{1, 2, 0, 3}));  // 0 unlocked after 2 was queued
+}
+
+TEST(GraphView, SelfReadIsACycleOnlyWhenAsked) {
+  onnx::GraphProto g;
+  NameTable names;
+  NodeBuilder b(&g, &names, 13);
+  b.Op("Relu", {"x"}, "a");
+  b.Op("Add", {"a", "s"}, "s");
+  EXPECT_TRUE(TopologicalOrder(g).ok());
+  TopoOptions strict;
+  strict.self_read_is_cycle = true;
+  auto topo = TopologicalOrder(g, strict);
+  ASSERT_FALSE(topo.ok());
+  EXPECT_TRUE(topo.self_read);
+  EXPECT_EQ(topo.cycle_node, 1);
+}
+
 }  // namespace
 }  // namespace nuphar

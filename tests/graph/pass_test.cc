@@ -100,5 +100,90 @@ TEST(PassDriver, RemovesMaybeDeadValuesOnlyWhenNothingReadsThem) {
   EXPECT_EQ(m.graph().input_size(), 0);                                // backing input went with it
 }
 
+// Records the order in which the driver offers nodes; replaces Relu named "replace".
+class OrderProbe final : public GraphPass {
+ public:
+  explicit OrderProbe(SubgraphOrder order) : order_(order) {}
+  std::string Name() const override { return "order_probe"; }
+  std::vector<std::string> TargetOpTypes() const override { return {"Relu", "If"}; }
+  SubgraphOrder Order() const override { return order_; }
+  Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) override {
+    seen.push_back(node.output(0));
+    if (node.name() != "replace") return Effect::Kept("");
+    ctx.builder().Op("Identity", {node.input(0)}, node.output(0));
+    return Effect::Replaced();
+  }
+  std::vector<std::string> seen;
+
+ private:
+  SubgraphOrder order_;
+};
+
+TEST(PassDriver, SubgraphOrderIsAParameterOfTheWalk) {
+  // Model(): a = Relu(x); b = Relu(a) "skip_me"; y = If(cond){ inner = Relu(b) }.
+  auto before = Model();
+  OrderProbe bodies_first(SubgraphOrder::kBeforeNode);
+  ASSERT_TRUE(RunPass(before, bodies_first).ok());
+  EXPECT_EQ(bodies_first.seen, (std::vector<std::string>{"a", "b", "inner", "y"}));
+
+  auto after = Model();
+  OrderProbe node_first(SubgraphOrder::kAfterKeptNode);
+  ASSERT_TRUE(RunPass(after, node_first).ok());
+  EXPECT_EQ(node_first.seen, (std::vector<std::string>{"a", "b", "y", "inner"}));
+
+  // A replaced node's subgraphs are not walked under kAfterKeptNode.
+  auto replaced = Model();
+  replaced.mutable_graph()->mutable_node(2)->set_name("replace");
+  OrderProbe skip_body(SubgraphOrder::kAfterKeptNode);
+  ASSERT_TRUE(RunPass(replaced, skip_body).ok());
+  EXPECT_EQ(skip_body.seen, (std::vector<std::string>{"a", "b", "y"}));
+  EXPECT_EQ(replaced.graph().node(2).op_type(), "Identity");
+}
+
+TEST(PassDriver, ScopedDeadValuesKeepOtherGraphsAndValueInfo) {
+  // main: initializer w (unread, with a value_info); If whose branch has its own w.
+  onnx::ModelProto m;
+  NameTable names;
+  NodeBuilder b(m.mutable_graph(), &names, 13);
+  b.Const<float>({1}, {1.f}, "w");
+  b.AddValueInfo("w", DType::kFloat, {DimSpec::Of(1)});
+  onnx::GraphProto body;
+  body.add_initializer()->set_name("w");  // a same-named initializer of another graph
+  auto* in = body.add_input();
+  in->set_name("w");
+  auto& iff = b.Add("If", {"c"}, {"y"});
+  SetAttr(iff, "then_branch", std::move(body));
+  DeadValueOptions options;
+  options.follow_producers = false;
+  options.drop_value_info = false;
+  options.drop_subgraph_inputs = true;
+  std::vector<std::pair<const onnx::GraphProto*, std::string>> dead = {{&m.graph(), "w"}};
+  EXPECT_EQ(RemoveDeadValues(m, dead, options), 1);
+  EXPECT_EQ(m.graph().initializer_size(), 0);
+  EXPECT_EQ(m.graph().value_info_size(), 1);  // kept: drop_value_info = false
+  EXPECT_EQ(m.graph().node(0).attribute(0).g().initializer_size(), 1);
+  EXPECT_EQ(m.graph().node(0).attribute(0).g().input_size(), 1);
+}
+
+TEST(PassDriver, DeadCodeEliminationOfOneGraph) {
+  // x -> a -> b (unread) ; x -> c (graph output); w feeds only the dead chain.
+  onnx::GraphProto g;
+  NameTable names;
+  NodeBuilder b(&g, &names, 13);
+  b.Const<float>({1}, {1.f}, "w");
+  b.Op("Add", {"x", "w"}, "a");
+  b.Op("Relu", {"a"}, "b");
+  b.Op("Relu", {"x"}, "c");
+  g.add_output()->set_name("c");
+  DeadValueOptions dce;
+  dce.all_nodes = true;
+  dce.follow_producers = false;  // initializers are not candidates
+  dce.subgraphs = false;
+  EXPECT_EQ(RemoveDeadValues(&g, /*is_main=*/false, {}, dce), 2);
+  ASSERT_EQ(g.node_size(), 1);
+  EXPECT_EQ(g.node(0).output(0), "c");
+  EXPECT_EQ(g.initializer_size(), 1);
+}
+
 }  // namespace
 }  // namespace nuphar

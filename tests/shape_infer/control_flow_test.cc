@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/model_io.h"
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {

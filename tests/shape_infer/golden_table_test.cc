@@ -2,7 +2,7 @@
 // and name the tag (S1 expanded form, S2 deterministic merges, S3 fixed weakness).
 #include <gtest/gtest.h>
 
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {

@@ -1,7 +1,7 @@
 // Golden table (spec §4.5), second half: data-dependent ops, value tracking, control flow.
 #include <gtest/gtest.h>
 
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "tests/shape_infer/model_builder.h"
+#include "graph/diagnostics.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {
@@ -26,6 +27,29 @@ void ExpectValueInfo(const onnx::GraphProto& g, const std::map<std::string, std:
     EXPECT_EQ(ElemType(g, name), v.first) << name;
     EXPECT_EQ(ShapeStr(g, name), v.second) << name;
   }
+}
+
+// Warnings reach the caller's diagnostics sink, not stderr: squeezing a symbolic dim makes
+// inference assume it is 1, which verbose inference reports.
+TEST(OriginalCases, VerboseWarningsGoThroughTheDiagnosticsSink) {
+  ModelBuilder b(11);
+  b.Input("x", kFloat, {"n", "k"});
+  b.Output("y");
+  AttrInts(b.Node("Squeeze", {"x"}, {"y"}), "axes", {1});
+  ShapeInferOptions opt;
+  opt.verbose = 1;
+  onnx::ModelProto verbose_model = b.model();
+  DiagnosticCapture capture;
+  MustInfer(verbose_model, opt);
+  std::string all;
+  for (const auto& l : capture.lines()) all += l.text + "\n";
+  const auto warnings = capture.Texts(Severity::kWarning);
+  ASSERT_FALSE(warnings.empty()) << all;
+  EXPECT_EQ(warnings[0].rfind("shape_infer: warning: Squeeze", 0), 0u) << all;
+  opt.verbose = 0;
+  DiagnosticCapture quiet;
+  MustInfer(b.model(), opt);
+  EXPECT_TRUE(quiet.lines().empty());
 }
 
 TEST(OriginalCases, UnsqueezeOpset11) {

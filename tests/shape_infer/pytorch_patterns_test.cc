@@ -5,7 +5,7 @@
 //  - nn.LSTM's unbatched check If(Cast(Not(Equal(Size(Shape(x)), 2)))) (silero 16k_op15).
 #include <gtest/gtest.h>
 
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "graph/model_io.h"
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {

@@ -3,10 +3,12 @@
 // Libraries never print or exit.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "graph/diagnostics.h"
 #include "graph/error.h"
 
 namespace CLI {
@@ -22,6 +24,14 @@ enum ExitCode : int {
   kExitUsage = 2,       ///< bad command line
   kExitIncomplete = 3,  ///< the tool ran but its result is incomplete (shapes left unknown, nothing quantized)
 };
+
+/// Makes the libraries' diagnostics (graph/diagnostics.h) print to stderr, one line each, as
+/// they arrive. Every tool calls this first thing in main().
+/// Inline so that tools which do not link nuphar_tool_common (model_editor, model_quantizer,
+/// symbolic_shape_infer) use it too.
+inline void PrintDiagnosticsToStderr() {
+  SetDefaultDiagnosticSink([](Severity, const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); });
+}
 
 /// Prints "<tool>: error: <diag>" to stderr and returns kExitError.
 int ReportError(const char* tool, const Status& status);

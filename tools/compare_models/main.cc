@@ -48,6 +48,7 @@ Expected<Difference> Compare(const Tensor& ref, const Tensor& test) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Runs two models on identical inputs and prints the difference of every output."};
   std::string ref_path, test_path, input_dir;
   std::vector<std::string> dim_specs;

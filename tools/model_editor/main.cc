@@ -46,6 +46,7 @@ int Fail(const nuphar::Status& s) { return nuphar::tools::ReportError("model_edi
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   std::ostringstream mode_help;
   mode_help << "one of:";
   std::vector<std::string> mode_names;

@@ -82,6 +82,7 @@ int FailNothingQuantized(const onnx::ModelProto& model, const nuphar::quant::Qua
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Quantize MatMul (and Gemm) to MatMulInteger with per-column int8/int16 weights"};
   std::string input, output, preset = nuphar::quant::kDefaultPreset, qcfg_json;
   bool export_qcfg = false, only_for_scan = false, share_input = false, guard = false, report = false, verbose = false;

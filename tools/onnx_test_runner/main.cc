@@ -127,6 +127,7 @@ Outcome Collect(const Running& r, int wstatus, bool timed_out, double timeout) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Runs ONNX backend test directories (model.onnx + test_data_set_*) on the nuphar runtime."};
   std::string engine = "reference", filter, expected_path, write_expected;
   int jobs = 1, threads = 1;

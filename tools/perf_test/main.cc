@@ -59,6 +59,7 @@ void PrintProfileSummary(const Profiler& profiler, int top) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Times a model on the nuphar runtime; prints one JSON line (median_ms, min_ms, p90_ms, load_ms, ...)."};
   std::string engine = "jit", model, input_dir, dump_dir, settings;
   int runs = 20, threads = 1, warmup = 3;

@@ -57,6 +57,7 @@ std::vector<AutoFile> AutoFiles(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Generates LSTM/GRU/RNN models, converts them to Scan, quantizes them, and times float, Scan and int8 "
                "on the nuphar runtime (and in ONNX Runtime with --ort). Writes results.json, results.csv and "
                "report.html to --out."};

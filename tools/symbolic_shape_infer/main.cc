@@ -20,6 +20,7 @@ constexpr const char* kTool = "symbolic_shape_infer";
 }  // namespace
 
 int main(int argc, char** argv) {
+  nuphar::tools::PrintDiagnosticsToStderr();
   CLI::App app{"Symbolic shape inference for ONNX models (nuphar-cpp)"};
   std::string input, output, save_partial, external_location = "./";
   bool save_as_external_data = false, all_tensors_to_one_file = false;

@@ -1,0 +1,13 @@
+// Forward declarations of the ONNX protobuf messages, so graph/ headers name them without
+// including onnx_pb.h (STYLE R1: #include as little as possible).
+#pragma once
+
+namespace onnx {
+class AttributeProto;
+class GraphProto;
+class ModelProto;
+class NodeProto;
+class TensorProto;
+class TypeProto;
+class ValueInfoProto;
+}  // namespace onnx
