@@ -356,9 +356,11 @@ TEST(NgemmDispatchTest, ForcedPathsAndNames) {
       ASSERT_TRUE(SetNgemmPathForTesting(path));
       EXPECT_EQ(GetNgemmDispatch().name, testing::PathName(path));
     } else {
+      // The path forced before stays (on a CPU with AVX-512 VNNI but no AVX-VNNI, avxvnni is
+      // refused right after avx2 was forced).
+      const std::string before = GetNgemmDispatch().name;
       EXPECT_FALSE(SetNgemmPathForTesting(path)) << testing::PathName(path);
-      EXPECT_EQ(GetNgemmDispatch().name, testing::PathName(NgemmPath::kRef)) << "a refused path changes nothing";
-      ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kRef));
+      EXPECT_EQ(GetNgemmDispatch().name, before) << "a refused path changes nothing";
     }
   }
   ASSERT_TRUE(SetNgemmPathForTesting(NgemmPath::kAuto));
