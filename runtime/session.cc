@@ -9,6 +9,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "graph/diagnostics.h"
 #include "graph/model_io.h"
 #include "graph/opset_schema.h"
 #include "runtime/core/graph_plan.h"
@@ -117,7 +118,7 @@ Status CheckValueTypes(const std::unordered_map<std::string, DType>& types) {
 Session::~Session() {
   if (profiling_ && !profile_file_.empty()) {
     auto written = EndProfiling();
-    if (!written) std::fprintf(stderr, "nuphar: warning: the profile was not written: %s\n", written.message().c_str());
+    if (!written) ReportDiagnostic(Severity::kWarning, "nuphar: warning: the profile was not written: " + written.message());
   }
 }
 
@@ -151,7 +152,7 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
   std::vector<std::string> warnings;
   auto settings = Settings::Parse(options.settings, &warnings);
   if (!settings) return settings.status();
-  for (const auto& w : warnings) std::fprintf(stderr, "nuphar: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + w);
   s->settings_ = std::make_unique<Settings>(std::move(*settings));
   s->profile_file_ = s->settings_->Get("nuphar_profile_file");
   const int64_t t0 = Profiler::NowNs();

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "graph/diagnostics.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/codegen_elementwise.h"
@@ -59,8 +60,7 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
   k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
   auto ir = BuildElementwiseIR(*body);
   if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
-    std::fprintf(stderr, "nuphar: warning: %s runs on the reference executor: %s\n", node.name().c_str(),
-                 ir.message().c_str());
+    ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + node.name() + " runs on the reference executor: " + ir.message());
     node.AddCounter("jit_refused_partitions", 1);
     return std::unique_ptr<OpKernel>(std::move(k));
   }
@@ -70,7 +70,7 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
   k->name_ = KernelName(text);
   const std::string lower = node.setting("codegen_dump_lower");
   if (!lower.empty())
-    std::fprintf(stderr, "codegen_dump_lower: %s (%s)\n%s", k->name_.c_str(), k->nodes_.c_str(), text.c_str());
+    ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + k->name_ + " (" + k->nodes_ + ")\n" + text);
   NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
   DumpOptions dump;
   const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
@@ -91,8 +91,12 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
 
 JitElementwiseKernel::~JitElementwiseKernel() {
   if (compare_ && compared_runs_ > 0)
-    std::fprintf(stderr, "nuphar compare: %s [%s]: %lld run(s), max abs diff %.3g, max rel diff %.3g\n", name_.c_str(),
-                 nodes_.c_str(), static_cast<long long>(compared_runs_), max_abs_, max_rel_);
+    {
+    char diffs[96];
+    std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g, max rel diff %.3g", max_abs_, max_rel_);
+    ReportDiagnostic(Severity::kNote, "nuphar compare: " + name_ + " [" + nodes_ + "]: " + std::to_string(compared_runs_) +
+                                          " run(s), " + diffs);
+  }
 }
 
 Status JitElementwiseKernel::Compute(KernelContext& ctx) const {

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "graph/diagnostics.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/jit/codegen_scan.h"
 #include "runtime/jit/jit.h"
@@ -40,8 +41,7 @@ class JitScanKernel final : public OpKernel {
     std::string why;
     if (!k->BuildLayout(node, &why)) {
       if (!node.setting("nuphar_dump_partition").empty())
-        std::fprintf(stderr, "nuphar_dump_partition: Scan '%s' runs step by step: %s\n", node.name().c_str(),
-                     why.c_str());
+        ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + node.name() + "' runs step by step: " + why);
       return std::unique_ptr<OpKernel>(std::move(k));
     }
     const auto t0 = std::chrono::steady_clock::now();
@@ -64,8 +64,8 @@ class JitScanKernel final : public OpKernel {
         "jit_compile_us",
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
     if (!node.setting("nuphar_dump_partition").empty())
-      std::fprintf(stderr, "nuphar_dump_partition: Scan '%s' is one generated loop (%s) of %zu step(s)\n",
-                   node.name().c_str(), name.c_str(), k->layout_.steps.size());
+      ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + node.name() + "' is one generated loop (" + name +
+                                            ") of " + std::to_string(k->layout_.steps.size()) + " step(s)");
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/diagnostics.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/elementwise_ir.h"
@@ -367,16 +368,18 @@ class Partitioner {
     model_.counters["jit_partitions"] += partitions;
     model_.counters["jit_nodes"] += taken_nodes;
     if (model_.settings && model_.settings->Has("nuphar_dump_partition")) {
-      std::fprintf(stderr, "nuphar_dump_partition: graph '%s': %d partition(s) of %d node(s); %zu node(s) left to the reference executor\n",
-                   g_.name().c_str(), partitions, taken_nodes, refusals_.size());
+      ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: graph '" + g_.name() + "': " + std::to_string(partitions) +
+                                            " partition(s) of " + std::to_string(taken_nodes) + " node(s); " +
+                                            std::to_string(refusals_.size()) +
+                                            " node(s) left to the reference executor");
       for (const auto& node : g_.node()) {
         if (node.op_type() != kJitKernelOp) continue;
         std::string ops;
         for (const auto& b : node.attribute(0).g().node()) ops += (ops.empty() ? "" : ", ") + b.op_type();
-        std::fprintf(stderr, "  %s: %d input(s), %d output(s): %s\n", node.name().c_str(), node.input_size(),
-                     node.output_size(), ops.c_str());
+        ReportDiagnostic(Severity::kNote, "  " + node.name() + ": " + std::to_string(node.input_size()) + " input(s), " +
+                                              std::to_string(node.output_size()) + " output(s): " + ops);
       }
-      for (const auto& r : refusals_) std::fprintf(stderr, "  reference: %s\n", r.c_str());
+      for (const auto& r : refusals_) ReportDiagnostic(Severity::kNote, "  reference: " + r);
     }
     return partitions;
   }

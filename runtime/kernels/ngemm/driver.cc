@@ -14,6 +14,7 @@ namespace nuphar::ngemm {
 namespace {
 
 [[noreturn]] void Fail(const char* why) {
+  // output-ok: the message of an abort (a broken invariant), not a diagnostic.
   std::fprintf(stderr, "ngemm: invariant violated: %s\n", why);
   std::abort();
 }

@@ -1,12 +1,13 @@
 // Generated elementwise kernels against the reference executor: every op of the generator,
 // each broadcast class, symbolic dims, the fallback when actual shapes do not fit, the
-// partitioner's cycle rule, compare mode and the partition dump.
+// partitioner's cycle rule, compare mode and the partition dump (through graph/diagnostics.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
+#include "graph/diagnostics.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
 
@@ -178,9 +179,10 @@ TEST(JitPartitioner, DumpListsPartitionsAndRefusals) {
   *g.add_value_info() = MakeValueInfo("a", DType::kFloat, {int64_t{2}, int64_t{3}});
   AddNode(g, "Relu", {"x"}, {"a"}, "relu");
   AddNode(g, "Transpose", {"a"}, {"y"}, "transpose");
-  ::testing::internal::CaptureStderr();
+  DiagnosticCapture capture;
   auto s = Open(MakeModel(g, 13), "nuphar_dump_partition:on");
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::string err;
+  for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
   ASSERT_TRUE(s);
   EXPECT_NE(err.find("graph 'main': 1 partition(s) of 1 node(s)"), std::string::npos) << err;
   EXPECT_NE(err.find("reference: 'transpose' (Transpose): no code generator for Transpose"), std::string::npos) << err;
@@ -194,14 +196,15 @@ TEST(JitCompareMode, RunsBothAndReportsTheDifference) {
   *g.add_value_info() = MakeValueInfo("a", DType::kFloat, {int64_t{16}});
   AddNode(g, "Exp", {"x"}, {"a"});
   AddNode(g, "Tanh", {"a"}, {"y"});
-  ::testing::internal::CaptureStderr();
+  DiagnosticCapture capture;
   {
     auto s = Open(MakeModel(g, 13), "nuphar_execution_mode:compare");
     ASSERT_TRUE(s);
     auto out = s->Run({{"x", Random({16}, 8)}});
     ASSERT_TRUE(out.ok()) << out.message();
   }
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::string err;
+  for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
   EXPECT_NE(err.find("nuphar compare: k_"), std::string::npos) << err;
   EXPECT_NE(err.find("1 run(s), max abs diff 0, max rel diff 0"), std::string::npos) << err;
 }
