@@ -2,7 +2,7 @@
 // schema for them, so these shapes come from the handlers alone.
 #include <gtest/gtest.h>
 
-#include "tests/shape_infer/model_builder.h"
+#include "tests/shape_infer/shape_check.h"
 
 namespace nuphar::testing {
 namespace {
