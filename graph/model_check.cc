@@ -1,6 +1,8 @@
 // Structural check of a loaded model (graph/model_check.h).
 #include "graph/model_check.h"
 
+#include "graph/opset_schema.h"
+
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
@@ -172,10 +174,14 @@ Status CheckModelStructure(const onnx::ModelProto& model, const std::string& ori
     if (op.version() < 1)
       return Diag::File(origin, "the model imports opset " + std::to_string(op.version()) + " of " + shown +
                                     "; opset versions start at 1");
-    if (auto it = known.find(domain); it != known.end() && domain.empty() && op.version() > it->second.second)
+    // The default domain is known up to kMaxKnownOpset (graph/opset_schema.h: our own table
+    // above libonnx's 17); other domains up to what libonnx registers.
+    if (domain.empty()) continue;
+    if (auto it = known.find(domain); it != known.end() && op.version() > it->second.second)
       return Diag::File(origin, "the model imports opset " + std::to_string(op.version()) + " of " + shown +
                                     ", newer than the ONNX this build knows (up to " + std::to_string(it->second.second) + ")");
   }
+  NUPHAR_RETURN_IF_ERROR(CheckOpsetKnown(model, origin));
   Status s = CheckGraph(model.graph(), {}, opsets);
   return s.ok() ? s : s.WithFile(origin);
 }

@@ -273,7 +273,12 @@ class Partitioner {
       onnx::GraphProto* body = attr->mutable_g();
       const std::string name = std::string(kPartitionPrefix) + std::to_string(first_index + partitions.size());
       body->set_name(name);
-      part.set_name(name);
+      // Named after the nodes it runs, so errors and profiles point at the model's own nodes.
+      std::string label;
+      for (size_t k = 0; k < nodes.size() && k < 3; ++k)
+        label += (k ? "+" : "") + (g_.node(nodes[k]).name().empty() ? g_.node(nodes[k]).op_type() : g_.node(nodes[k]).name());
+      if (nodes.size() > 3) label += "+" + std::to_string(nodes.size() - 3) + " more";
+      part.set_name(label);
       std::unordered_set<std::string> produced, inputs_seen;
       for (int i : nodes)
         for (const auto& o : g_.node(i).output()) produced.insert(o);
@@ -376,7 +381,8 @@ class Partitioner {
         if (node.op_type() != kJitKernelOp) continue;
         std::string ops;
         for (const auto& b : node.attribute(0).g().node()) ops += (ops.empty() ? "" : ", ") + b.op_type();
-        ReportDiagnostic(Severity::kNote, "  " + node.name() + ": " + std::to_string(node.input_size()) + " input(s), " +
+        ReportDiagnostic(Severity::kNote, "  " + node.attribute(0).g().name() + " ['" + node.name() + "']: " +
+                                              std::to_string(node.input_size()) + " input(s), " +
                                               std::to_string(node.output_size()) + " output(s): " + ops);
       }
       for (const auto& r : refusals_) ReportDiagnostic(Severity::kNote, "  reference: " + r);

@@ -80,7 +80,7 @@ TEST(ProfileTrace, Int8LstmH512EventsCoverTheRunTime) {
     if (e["args"]["depth"] == 0) {
       ++top_level;
       kernel_us += e["dur"].get<double>();
-      if (e["args"]["op_name"] == "Scan" && !scan) scan = &e;
+      if ((e["args"]["op_name"] == "Scan" || e["args"]["op_name"] == "JitScan") && !scan) scan = &e;
     }
   }
   EXPECT_EQ(runs, kRuns);
@@ -91,8 +91,12 @@ TEST(ProfileTrace, Int8LstmH512EventsCoverTheRunTime) {
   EXPECT_GT(ratio, 0.90);
   EXPECT_LT(ratio, 1.0 + 1e-6);
 
-  // The first Scan's body nodes: one aggregated event each, 100 steps, inside the Scan's span.
+  // The first Scan's body nodes: one aggregated event each, inside the Scan's span. A Scan the
+  // JIT compiled as one loop (JitScan) shows step 0 only, which runs on the executor; the other
+  // 99 steps are the generated loop, part of the Scan's own event.
   ASSERT_NE(scan, nullptr);
+  const bool generated_loop = (*scan)["args"]["op_name"] == "JitScan";
+  EXPECT_TRUE(generated_loop) << "an int8 LSTM Scan is one generated loop";
   const std::string prefix = (*scan)["name"].get<std::string>().substr(0, (*scan)["name"].get<std::string>().size() -
                                                                              std::string("_kernel_time").size()) + "/";
   const double s0 = (*scan)["ts"].get<double>(), s1 = s0 + (*scan)["dur"].get<double>();
@@ -102,13 +106,13 @@ TEST(ProfileTrace, Int8LstmH512EventsCoverTheRunTime) {
     if (e["cat"] != "Node" || e["args"]["depth"] != 1 || e["name"].get<std::string>().rfind(prefix, 0) != 0) continue;
     if (e["ts"].get<double>() < s0 || e["ts"].get<double>() > s1) continue;  // another run's Scan
     ++body_nodes;
-    EXPECT_EQ(e["args"]["steps"], 100) << e["name"];
+    EXPECT_EQ(e["args"]["steps"], generated_loop ? 1 : 100) << e["name"];
     body_us += e["dur"].get<double>();
     EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(), s1 + 0.01) << "nested inside the Scan event";
   }
-  EXPECT_GT(body_nodes, 5);
+  EXPECT_GE(body_nodes, 2);
   EXPECT_LE(body_us, s1 - s0 + 0.01);
-  EXPECT_GT(body_us, 0.5 * (s1 - s0)) << "the body's kernels are most of the Scan";
+  if (!generated_loop) EXPECT_GT(body_us, 0.5 * (s1 - s0)) << "the body's kernels are most of the Scan";
 }
 
 // With two threads the forward and reverse Scans of a bidirectional layer run side by side: each
@@ -140,9 +144,11 @@ TEST(ProfileTrace, BidirectionalScansRunSideBySide) {
   std::map<std::string, int> body_nodes;
   for (const auto& e : events) {
     if (e["cat"] != "Node") continue;
-    if (e["args"]["depth"] == 0 && e["args"]["op_name"] == "Scan") scans.push_back(e);
+    if (e["args"]["depth"] == 0 && (e["args"]["op_name"] == "Scan" || e["args"]["op_name"] == "JitScan"))
+      scans.push_back(e);
     if (e["args"]["depth"] == 1) {
-      EXPECT_EQ(e["args"]["steps"], 20) << e["name"];
+      // Step 0 of a generated loop runs on the executor (see above); the others are the loop.
+      EXPECT_EQ(e["args"]["steps"], 1) << e["name"];
       const std::string name = e["name"];
       ++body_nodes[name.substr(0, name.find('/'))];
     }
@@ -151,7 +157,7 @@ TEST(ProfileTrace, BidirectionalScansRunSideBySide) {
   EXPECT_NE(scans[0]["tid"], scans[1]["tid"]) << "the two sides of the pair are on separate rows";
   for (const auto& s : scans) {
     const std::string name = s["name"];
-    EXPECT_GT(body_nodes[name.substr(0, name.size() - std::string("_kernel_time").size())], 5) << name;
+    EXPECT_GE(body_nodes[name.substr(0, name.size() - std::string("_kernel_time").size())], 2) << name;
   }
 }
 

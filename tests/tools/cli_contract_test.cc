@@ -192,9 +192,9 @@ TEST_F(CliContractTest, UnknownDimNamesAreErrorsAndMissingDimsAreListedAtOnce) {
 TEST_F(CliContractTest, PerfTestReportsTheEngineAndThreadsThatRan) {
   auto r = Tool("perf_test", "-r 2 --warmup 0 -x 4 -e jit --dims n=2 " + SmallModel());
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  // A Relu has no product to split and no second node to run beside: one thread ran, and the
-  // JIT is not built, so the reference kernels did.
-  EXPECT_TRUE(Has(r, "\"engine\":\"reference\"")) << r.output;
+  // A Relu has no product to split and no second node to run beside: one thread ran; the JIT
+  // generated its kernel.
+  EXPECT_TRUE(Has(r, "\"engine\":\"jit\"")) << r.output;
   EXPECT_TRUE(Has(r, "\"engine_requested\":\"jit\"")) << r.output;
   EXPECT_TRUE(Has(r, "\"threads\":1")) << r.output;
   EXPECT_TRUE(Has(r, "\"threads_requested\":4")) << r.output;
@@ -202,10 +202,14 @@ TEST_F(CliContractTest, PerfTestReportsTheEngineAndThreadsThatRan) {
 
 TEST_F(CliContractTest, TheTensorBudgetIsASettingAndNamesTheNode) {
   const std::string model = SmallModel();
-  auto small = Tool("perf_test", "-r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:1000 " + model);
+  auto small = Tool("perf_test", "-e reference -r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:1000 " + model);
   EXPECT_EQ(small.exit_code, 1) << small.output;
   EXPECT_TRUE(Has(small, "node 'relu' (Relu): needs a tensor of 1200 bytes, above nuphar_max_tensor_bytes (1000"))
       << small.output;
+  // On the JIT the node is the partition that took the Relu, named after it.
+  auto jit = Tool("perf_test", "-r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:1000 " + model);
+  EXPECT_EQ(jit.exit_code, 1) << jit.output;
+  EXPECT_TRUE(Has(jit, "node 'relu' (JitKernel): needs a tensor of 1200 bytes")) << jit.output;
   auto off = Tool("perf_test", "-r 1 --warmup 0 --dims n=100 --settings nuphar_max_tensor_bytes:0 " + model);
   EXPECT_EQ(off.exit_code, 0) << off.output;
   auto bad = Tool("perf_test", "-r 1 --warmup 0 --dims n=1 --settings nuphar_max_loop_iterations:-1 " + model);

@@ -157,10 +157,13 @@ int main(int argc, char** argv) {
     in_meta.push_back(Describe(inputs[k].first, inputs[k].second));
     in_meta.back()["source"] = sources[k];
   }
-  // What ran, not what was asked for: the LLVM JIT is not built, so "-e jit" runs the reference
-  // kernels plus the load-time fusions; threads beyond the first count only when the session's
-  // workers ran a parallel region (a split product or two nodes side by side).
-  const std::string engine_ran = session->fused_pattern_count() > 0 ? "reference+fusions" : "reference";
+  // What ran, not what was asked for: "jit" when generated kernels or loops ran, else the
+  // reference kernels (plus the load-time fusions); threads beyond the first count only when the
+  // session's workers ran a parallel region (a split product or two nodes side by side).
+  const bool generated = session->counter("jit_kernels") + session->counter("jit_scan_loops") > 0;
+  const std::string engine_ran = generated                              ? "jit"
+                                 : session->fused_pattern_count() > 0 ? "reference+fusions"
+                                                                        : "reference";
   const int threads_used = session->parallel_regions_run() > 0 ? session->num_threads() : 1;
   for (size_t k = 0; k < outputs.size(); ++k) out_meta.push_back(Describe(session->outputs()[k].name, outputs[k]));
   nlohmann::json out = {{"model", model},          {"engine", engine_ran},      {"engine_requested", engine},

@@ -185,6 +185,7 @@ TEST(JitPartitioner, DumpListsPartitionsAndRefusals) {
   for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
   ASSERT_TRUE(s);
   EXPECT_NE(err.find("graph 'main': 1 partition(s) of 1 node(s)"), std::string::npos) << err;
+  EXPECT_NE(err.find("nuphar_jit_partition_0 ['relu']: 1 input(s), 1 output(s): Relu"), std::string::npos) << err;
   EXPECT_NE(err.find("reference: 'transpose' (Transpose): no code generator for Transpose"), std::string::npos) << err;
 }
 
