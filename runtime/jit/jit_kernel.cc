@@ -185,7 +185,7 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
 
 Expected<std::vector<Tensor>> JitElementwiseKernel::ReferenceOutputs(KernelContext& ctx) const {
   Frame frame(*reference_, &ctx.frame());
-  for (size_t i = 0; i < ir_.inputs.size(); ++i) frame.SetInput(i, *ctx.input(i));
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) frame.SetInput(i, ctx.input(i) ? *ctx.input(i) : Tensor());
   NUPHAR_RETURN_IF_ERROR(frame.Execute());
   std::vector<Tensor> outs;
   for (size_t o = 0; o < reference_->output_names().size(); ++o) outs.push_back(*frame.Get(reference_->output_ref(o)));

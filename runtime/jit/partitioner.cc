@@ -313,19 +313,25 @@ class Partitioner {
         }
         read_by_views[v].insert(root);
       }
+      std::unordered_set<std::string> bounds_added;
       for (int i : nodes) {
         const onnx::NodeProto& node = g_.node(i);
         *body->add_node() = node;
         for (int k = 0; k < node.input_size(); ++k) {
           const std::string& in = node.input(k);
-          if (in.empty() || produced.count(in) || !inputs_seen.insert(in).second) continue;
-          if (node.op_type() == "Clip" && k > 0) {  // bounds become the body's scalar constants
-            auto* t = body->add_initializer();
-            t->set_name(in);
-            t->set_data_type(onnx::TensorProto::FLOAT);
-            t->add_float_data(ctx_.constants(in)->data<float>()[0]);
+          if (in.empty() || produced.count(in)) continue;
+          // Clip bounds become the body's scalar constants (also when the same value is an
+          // operand elsewhere: an initializer may back a graph input).
+          if (node.op_type() == "Clip" && k > 0) {
+            if (bounds_added.insert(in).second) {
+              auto* t = body->add_initializer();
+              t->set_name(in);
+              t->set_data_type(onnx::TensorProto::FLOAT);
+              t->add_float_data(ctx_.constants(in)->data<float>()[0]);
+            }
             continue;
           }
+          if (!inputs_seen.insert(in).second) continue;
           part.add_input(in);
           *body->add_input() = ValueInfo(in);
         }

@@ -138,6 +138,25 @@ TEST(JitElementwise, LstmCellChainWithBroadcasts) {
   }
 }
 
+// A Clip bound that is also another op's operand (ONNX's DynamicQuantizeLinear expansion):
+// the bound is a constant of the body and an input of the kernel at once.
+TEST(JitElementwise, ClipBoundThatIsAlsoAnOperand) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{2}, int64_t{9}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{2}, int64_t{9}});
+  *g.add_value_info() = MakeValueInfo("m", DType::kFloat, {int64_t{2}, int64_t{9}});
+  for (const auto& [name, v] : std::vector<std::pair<std::string, float>>{{"lo", -1.5f}, {"hi", 2.f}}) {
+    auto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_float_data(v);
+  }
+  AddNode(g, "Max", {"x", "lo"}, {"m"});
+  AddNode(g, "Clip", {"m", "lo", "hi"}, {"y"});
+  ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 9}, 9)}}, 2);
+}
+
 // Declared shapes that the actual ones contradict: the kernel runs the reference instead.
 TEST(JitElementwise, WrongDeclaredShapesFallBackToTheReference) {
   onnx::GraphProto g;
