@@ -140,6 +140,9 @@ struct DirectCall {
   Fn fn = nullptr;
   const void* state = nullptr;
   size_t (*scratch_bytes)(const void* state, int64_t rows) = nullptr;
+  /// Optional: whether calls with inputs of these shapes may go direct (checked once per Run on
+  /// step 0's values); null = always.
+  bool (*accepts)(const void* state, const Tensor* const* inputs, size_t num_inputs) = nullptr;
 };
 
 class OpKernel {

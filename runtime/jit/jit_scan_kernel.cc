@@ -211,6 +211,8 @@ class JitScanKernel final : public OpKernel {
       } else {
         const Tensor* x = inputs.empty() ? nullptr : inputs[0];
         if (!x || x->rank() < 1 || x->shape().back() == 0) return fallback();
+        if (step.direct->accepts && !step.direct->accepts(step.direct->state, inputs.data(), inputs.size()))
+          return fallback();
         const int64_t rows = x->size() / x->shape().back();
         params[step.params] = rows;
         for (size_t i = 0; i < inputs.size(); ++i) params[step.params + 1 + i] = inputs[i] ? inputs[i]->size() : 0;

@@ -60,8 +60,20 @@ class ConcatKernel final : public OpKernel {
 // parts; with Split-18's num_outputs, parts of ceil(dim / num_outputs), the last one smaller.
 class SplitKernel final : public OpKernel {
  public:
-  SplitKernel(int64_t axis, std::vector<int64_t> attr_split, bool split_from_input, bool ceil_parts)
-      : axis_(axis), attr_split_(std::move(attr_split)), split_from_input_(split_from_input), ceil_parts_(ceil_parts) {}
+  SplitKernel(int64_t axis, std::vector<int64_t> attr_split, bool split_from_input, bool ceil_parts,
+              std::vector<int64_t> load_time_sizes, bool sizes_known_at_load, int64_t num_outputs)
+      : axis_(axis),
+        attr_split_(std::move(attr_split)),
+        split_from_input_(split_from_input),
+        ceil_parts_(ceil_parts),
+        load_time_sizes_(std::move(load_time_sizes)),
+        num_outputs_(num_outputs) {
+    if (sizes_known_at_load && !ceil_parts_) direct_ = {&CallDirect, this, &NoScratch, &AcceptsDirect};
+  }
+
+  /// A float split of the last axis whose sizes are known at load (attribute, constant input, or
+  /// equal parts): row copies, the same bytes Compute writes (a GRU step's gate split).
+  const DirectCall* direct_call() const override { return direct_.fn ? &direct_ : nullptr; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -110,10 +122,39 @@ class SplitKernel final : public OpKernel {
   }
 
  private:
+  static bool AcceptsDirect(const void* state, const Tensor* const* inputs, size_t num_inputs) {
+    const auto* k = static_cast<const SplitKernel*>(state);
+    const Tensor* x = num_inputs > 0 ? inputs[0] : nullptr;
+    if (!x || x->dtype() != DType::kFloat || x->rank() < 1) return false;
+    if (k->axis_ != -1 && k->axis_ != x->rank() - 1) return false;
+    const int64_t last = x->shape().back();
+    if (k->load_time_sizes_.empty()) return k->num_outputs_ > 0 && last % k->num_outputs_ == 0;
+    int64_t total = 0;
+    for (int64_t v : k->load_time_sizes_) total += v;
+    return total == last && static_cast<int64_t>(k->load_time_sizes_.size()) == k->num_outputs_;
+  }
+  static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
+                         float* const* outputs, int64_t rows, void*) {
+    const auto* k = static_cast<const SplitKernel*>(state);
+    const int64_t last = rows == 0 ? 0 : input_sizes[0] / rows;
+    int64_t offset = 0;
+    for (int64_t o = 0; o < k->num_outputs_; ++o) {
+      const int64_t size = k->load_time_sizes_.empty() ? last / k->num_outputs_ : k->load_time_sizes_[static_cast<size_t>(o)];
+      if (outputs[o] != nullptr)
+        for (int64_t r = 0; r < rows; ++r)
+          std::memcpy(outputs[o] + r * size, inputs[0] + r * last + offset, static_cast<size_t>(size) * sizeof(float));
+      offset += size;
+    }
+  }
+  static size_t NoScratch(const void*, int64_t) { return 0; }
+
   int64_t axis_;
   std::vector<int64_t> attr_split_;
   bool split_from_input_;
   bool ceil_parts_;
+  std::vector<int64_t> load_time_sizes_;  ///< empty: equal parts
+  int64_t num_outputs_;
+  DirectCall direct_;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateConcat(const NodeInfo& node) {
@@ -134,7 +175,17 @@ Expected<std::unique_ptr<OpKernel>> CreateSplit(const NodeInfo& node) {
   }
   // Split-1 also accepted the sizes as input 1; from opset 13 that is the only form.
   const bool from_input = node.opset() >= 13 || (node.opset() == 1 && !node.has_attr("split"));
-  return MakeKernel<SplitKernel>(node.GetInt("axis", 0), node.GetInts("split"), from_input, has_num_outputs);
+  // Sizes known at load time (for direct calls from generated loops): the attribute, a constant
+  // input, or none (equal parts).
+  std::vector<int64_t> sizes = from_input ? std::vector<int64_t>{} : node.GetInts("split");
+  bool known = true;
+  if (from_input && node.has_input(1)) {
+    const Tensor* c = node.constant_input(1);
+    known = c != nullptr && c->dtype() == DType::kInt64;
+    if (known) sizes.assign(c->data<int64_t>(), c->data<int64_t>() + c->size());
+  }
+  return MakeKernel<SplitKernel>(node.GetInt("axis", 0), node.GetInts("split"), from_input, has_num_outputs,
+                                 std::move(sizes), known, static_cast<int64_t>(node.num_outputs()));
 }
 
 }  // namespace
