@@ -149,6 +149,10 @@ class Partitioner {
   }
 
   bool Accepts(const onnx::NodeProto& n, std::string* why) const {
+    if (n.domain() == kFusedDomain)
+      return *why = n.op_type() == kJitScanOp ? "a Scan: its kernel compiles the whole loop when the body allows"
+                                              : "a fused kernel (generated loops call it directly)",
+             false;
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
     if (!IsGeneratedOp(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
