@@ -99,6 +99,10 @@ const Tensor* KernelContext::input(size_t i) const {
   return t && t->defined() ? t : nullptr;
 }
 
+const Tensor* KernelContext::output(size_t i) const {
+  return output_needed(i) ? frame_.Get(outputs_[i]) : nullptr;
+}
+
 Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> shape) {
   Tensor* t = output_needed(i) ? &frame_.Local(outputs_[i]) : &frame_.UnnamedOutput(node_index_);
   t->Resize(dtype, shape);

@@ -102,6 +102,8 @@ class KernelContext {
   size_t num_outputs() const { return outputs_.size(); }
   /// Null for an absent optional input.
   const Tensor* input(size_t i) const;
+  /// Output i as last written (compare mode reads generated results back); null when absent.
+  const Tensor* output(size_t i) const;
   /// True when output i exists (a non-empty name) — kernels may skip computing the others.
   bool output_needed(size_t i) const { return i < outputs_.size() && outputs_[i] >= 0; }
   /// The tensor to write output i into, sized to dtype x shape. Reuses the previous buffer

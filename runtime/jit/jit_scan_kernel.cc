@@ -13,6 +13,8 @@
 #include <onnx/onnx_pb.h>
 
 #include <chrono>
+#include <cmath>
+#include <mutex>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -59,6 +61,9 @@ class JitScanKernel final : public OpKernel {
     if (!code) return node.Error(code.diag().reason);
     k->code_ = std::move(*code);
     k->loop_ = reinterpret_cast<ScanLoopFn>(k->code_->entry());
+    k->name_ = name;
+    k->node_name_ = node.name();
+    k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
     node.AddCounter("jit_scan_loops", 1);
     node.AddCounter(
         "jit_compile_us",
@@ -72,11 +77,55 @@ class JitScanKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     if (!loop_) return fallback_->Compute(ctx);
     Status s = RunLoop(ctx);
-    if (s.ok() || s.diag().reason != kFallback) return s;
-    return fallback_->Compute(ctx);
+    if (!s.ok()) return s.diag().reason == kFallback ? fallback_->Compute(ctx) : s;
+    return compare_ ? Compare(ctx) : Status::OK();
+  }
+
+  ~JitScanKernel() override {
+    if (compare_ && compared_runs_ > 0) {
+      char diffs[96];
+      std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g", max_abs_);
+      ReportDiagnostic(Severity::kNote, "nuphar compare: scan loop " + name_ + " [" + node_name_ + "]: " +
+                                            std::to_string(compared_runs_) + " run(s), " + diffs);
+    }
   }
 
   const char* profile_path() const override { return loop_ ? "jit_scan" : "reference"; }
+
+ private:
+  // nuphar_execution_mode:compare: the reference Scan runs again with the same inputs (same body
+  // plan, step by step); the loop's outputs must be identical, since its steps are the same
+  // kernels. The outputs left are the reference's.
+  Status Compare(KernelContext& ctx) const {
+    std::vector<Tensor> generated;
+    for (size_t i = 0; i < ctx.num_outputs(); ++i) {
+      const Tensor* t = ctx.output(i);
+      generated.push_back(t && t->defined() ? t->Clone() : Tensor());
+    }
+    NUPHAR_RETURN_IF_ERROR(fallback_->Compute(ctx));
+    double worst = 0;
+    for (size_t i = 0; i < generated.size(); ++i) {
+      const Tensor* ref = ctx.output(i);
+      if (!ref || !generated[i].defined()) continue;
+      if (ref->shape() != generated[i].shape())
+        return Diag::Msg("compare: scan loop " + name_ + " output " + std::to_string(i) + " has shape " +
+                         ShapeToString(generated[i].shape()) + ", the reference Scan " + ShapeToString(ref->shape()));
+      const float* a = generated[i].data<float>();
+      const float* b = ref->data<float>();
+      for (int64_t k = 0; k < ref->size(); ++k)
+        if (!(std::isnan(a[k]) && std::isnan(b[k]))) worst = std::max(worst, std::fabs(static_cast<double>(a[k]) - b[k]));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++compared_runs_;
+      max_abs_ = std::max(max_abs_, worst);
+    }
+    if (worst != 0)
+      return Diag::Msg("compare: scan loop " + name_ + " differs from the reference Scan by " + std::to_string(worst) +
+                       " (absolute; the loop runs the same kernels and must be identical)");
+    return Status::OK();
+  }
+
 
  private:
   static constexpr const char* kFallback = "jit scan: fallback";
@@ -280,6 +329,11 @@ class JitScanKernel final : public OpKernel {
   std::vector<int> refs_;  ///< body ref per slot
   std::unique_ptr<CompiledCode> code_;
   ScanLoopFn loop_ = nullptr;
+  std::string name_, node_name_;
+  bool compare_ = false;
+  mutable std::mutex mutex_;
+  mutable int64_t compared_runs_ = 0;
+  mutable double max_abs_ = 0;
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateJitScan(const NodeInfo& node) { return JitScanKernel::Create(node); }

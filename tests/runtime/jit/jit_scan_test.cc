@@ -11,6 +11,7 @@
 
 #include "benchmark/rnn_model_gen.h"
 #include "editor/editor.h"
+#include "graph/diagnostics.h"
 #include "quantizer/quantizer.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
