@@ -66,7 +66,8 @@ NupharStatus* FromTool(const nuphar::api::ToolResult& r) {
   switch (r.error) {
     case nuphar::api::ToolError::kNone: return nullptr;
     case nuphar::api::ToolError::kBadOption: return MakeStatus(NUPHAR_INVALID_ARGUMENT, r.status);
-    case nuphar::api::ToolError::kIncomplete: return MakeStatus(NUPHAR_INCOMPLETE, r.status);
+    case nuphar::api::ToolError::kIncomplete:
+    case nuphar::api::ToolError::kUnsupportedOpset: return MakeStatus(NUPHAR_INCOMPLETE, r.status);
     case nuphar::api::ToolError::kFailed: break;
   }
   return MakeStatus(NUPHAR_FAIL, r.status);

@@ -8,11 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "editor/editor.h"
-#include "graph/model_io.h"
 #include "quantizer/qcfg_json.h"
-#include "quantizer/quantizer.h"
-#include "shape_infer/shape_infer.h"
 
 namespace nuphar::api {
 namespace {
@@ -105,17 +101,12 @@ class OptionSet {
 
 }  // namespace
 
+std::string ExternalFileName(const std::string& location) {
+  return !location.empty() && location.back() != '/' ? location : std::string();
+}
+
 ToolResult EditModelFile(const std::string& input, const std::string& output, const std::string& mode,
-                         const std::vector<std::string>& options) {
-  editor::EditorOptions editor_options;
-  bool skip_shape_inference = false;
-  OptionSet set("model_editor", options);
-  set.Flag("keep_unconvertible_loop_ops", &editor_options.keep_unconvertible_loop_ops);
-  set.Flag("skip_shape_inference", &skip_shape_inference);
-  set.List("remain_inputs", &editor_options.remain_inputs);
-  set.Flag("zero_state_as_input", &editor_options.zero_state_as_input);
-  set.Flag("verbose", &editor_options.verbose);
-  if (auto bad = set.Finish()) return *bad;
+                         const EditFileOptions& options) {
   bool known_mode = false;
   std::string modes;
   for (const auto& m : editor::EditorModes()) {
@@ -123,98 +114,75 @@ ToolResult EditModelFile(const std::string& input, const std::string& output, co
     modes += (modes.empty() ? "" : ", ") + m.name;
   }
   if (!known_mode) return Bad("model_editor: unknown mode '" + mode + "' (modes: " + modes + ")");
+  auto progress = [&](const char* step) {
+    if (options.progress) options.progress(step);
+  };
 
   onnx::ModelProto model;
   if (Status s = LoadModel(input, &model); !s.ok()) return Failed(s);
-  if (Status s = editor::RunEditor(mode, &model, editor_options); !s.ok()) return Failed(s.WithFile(input));
-  if (!skip_shape_inference) {
-    // As the CLI (E7): auto_merge, and anything left unknown is an error naming the skip option.
+  progress("edit");
+  if (Status s = editor::RunEditor(mode, &model, options.editor); !s.ok()) return Failed(s.WithFile(input));
+  if (!options.skip_shape_inference) {
+    progress("shape_inference");
+    // As the original CLI (E7): auto_merge, and anything left unknown is an error naming the skip flag.
     ShapeInferOptions si;
     si.auto_merge = true;
     auto r = InferShapes(&model, si);
     if (!r.ok()) {
       Status s = r.status();
-      s.diag().reason = "shape inference failed: " + s.diag().reason + " (use skip_shape_inference to skip it)";
-      return Failed(s.WithFile(input));
+      s.diag().reason = "shape inference failed: " + s.diag().reason + " (use --skip_shape_inference to skip it)";
+      return Failed(s);
     }
     if (r->outcome != InferOutcome::kComplete) {
       std::string what = r->unknown_values.empty() ? r->first_incomplete_node : r->unknown_values[0];
-      return {ToolError::kIncomplete,
-              Diag::File(input, "Incomplete symbolic shape inference: no shape for '" + what +
-                                    "' (use skip_shape_inference to write the model without it)")};
+      return {ToolError::kIncomplete, Diag::Msg("Incomplete symbolic shape inference: no shape for '" + what +
+                                                "' (use --skip_shape_inference to write the model without it)")};
     }
   }
+  progress("save");
   if (Status s = SaveModel(model, output); !s.ok()) return Failed(s);
   return {};
 }
 
-ToolResult InferShapesFile(const std::string& input, const std::string& output,
-                           const std::vector<std::string>& options) {
-  ShapeInferOptions si;
-  std::string save_partial, external_location = "./";
-  bool save_as_external_data = false, all_tensors_to_one_file = false;
-  int64_t external_threshold = 1024;
-  OptionSet set("symbolic_shape_infer", options);
-  set.Flag("auto_merge", &si.auto_merge);
-  set.Integer("int_max", &si.int_max);
-  set.Flag("guess_output_rank", &si.guess_output_rank);
-  set.Integer("verbose", &si.verbose);
-  set.Flag("strict", &si.strict);
-  set.Flag("keep_value_info", &si.keep_value_info);
-  set.Flag("save_as_external_data", &save_as_external_data);
-  set.Flag("all_tensors_to_one_file", &all_tensors_to_one_file);  // the only layout written
-  set.String("external_data_location", &external_location);
-  set.Integer("external_data_size_threshold", &external_threshold);
-  set.String("save_partial", &save_partial);
-  if (auto bad = set.Finish()) return *bad;
-
+ToolResult InferShapesFile(const std::string& input, const std::string& output, const InferFileOptions& options) {
   onnx::ModelProto model;
   if (Status s = LoadModel(input, &model); !s.ok()) return Failed(s);
-  auto r = InferShapes(&model, si);
+  if (options.progress) options.progress("shape_inference");
+  auto r = InferShapes(&model, options.infer);
   if (!r.ok()) return Failed(r.status().WithFile(input));
   if (r->outcome == InferOutcome::kUnsupportedOpset)
-    return {ToolError::kIncomplete, Diag::File(input, "Only support models of onnx opset 7 and above")};
-  SaveOptions save;
-  save.save_as_external_data = save_as_external_data;
-  save.external_threshold_bytes = external_threshold;
-  if (!external_location.empty() && external_location.back() != '/') save.external_file_name = external_location;
+    return {ToolError::kUnsupportedOpset, Diag::Msg("Only support models of onnx opset 7 and above.")};
   if (r->outcome == InferOutcome::kIncomplete) {
     std::string unknown;
     for (const auto& v : r->unknown_values) unknown += " " + v;
-    Status s = Diag::File(input, "Incomplete symbolic shape inference: first at node " + r->first_incomplete_node +
-                                     "; values left unknown:" + unknown);
-    if (!save_partial.empty()) {
-      if (Status saved = SaveModel(model, save_partial, save); !saved.ok()) return Failed(saved);
+    Status s = Diag::Msg("Incomplete symbolic shape inference: first at node " + r->first_incomplete_node +
+                         "; values left unknown:" + unknown);
+    if (!options.save_partial.empty()) {
+      // Still "incomplete" (the tool's exit code); the save error is added to the message.
+      if (Status saved = SaveModel(model, options.save_partial, options.save); !saved.ok())
+        s.diag().reason += "; the partial model was not saved: " + saved.message();
     }
     return {ToolError::kIncomplete, s};
   }
   if (!output.empty()) {
-    if (Status s = SaveModel(model, output, save); !s.ok()) return Failed(s);
+    if (options.progress) options.progress("save");
+    if (Status s = SaveModel(model, output, options.save); !s.ok()) return Failed(s);
   }
   return {};
 }
 
-ToolResult QuantizeModelFile(const std::string& input, const std::string& output,
-                             const std::vector<std::string>& options) {
-  quant::QuantizeOptions qo;
-  std::string preset = quant::kDefaultPreset, qcfg_json;
-  bool export_qcfg = false;
-  OptionSet set("model_quantizer", options);
-  set.Flag("only_for_scan", &qo.only_for_scan);
-  set.Flag("share_input_quantization", &qo.share_input_quantization);
-  set.String("default_qcfg", &preset);
-  set.String("qcfg_json", &qcfg_json);
-  set.Flag("export_qcfg_json", &export_qcfg);
-  set.Flag("guard_zero_delta", &qo.guard_zero_delta);
-  if (auto bad = set.Finish()) return *bad;
-  if (export_qcfg && qcfg_json.empty()) return Bad("model_quantizer: qcfg_json must be given with export_qcfg_json");
-  auto preset_config = quant::PresetConfig(preset);
-  if (!preset_config.ok()) return {ToolError::kBadOption, preset_config.status()};
-  qo.default_config = *preset_config;
-  if (!qcfg_json.empty() && !export_qcfg) {
-    auto text = ReadFile(qcfg_json);
+ToolResult QuantizeModelFile(const std::string& input, const std::string& output, const QuantizeFileOptions& options,
+                             quant::QuantizeReport* report) {
+  if (options.export_qcfg_json && options.qcfg_json.empty())
+    return Bad("--qcfg_json must be specified when --export_qcfg_json is used");
+  auto preset = quant::PresetConfig(options.default_qcfg);
+  if (!preset.ok()) return {ToolError::kBadOption, preset.status()};
+  quant::QuantizeOptions qo = options.quantize;
+  qo.default_config = *preset;
+  if (!options.qcfg_json.empty() && !options.export_qcfg_json) {
+    auto text = ReadFile(options.qcfg_json);
     if (!text.ok()) return Failed(text.status());
-    auto table = quant::ParseQcfgJson(*text, qcfg_json);
+    auto table = quant::ParseQcfgJson(*text, options.qcfg_json);
     if (!table.ok()) return Failed(table.status());
     qo.node_configs = std::move(*table);
   }
@@ -224,11 +192,61 @@ ToolResult QuantizeModelFile(const std::string& input, const std::string& output
   auto r = quant::Quantize(&model, qo);
   if (!r.ok()) return Failed(r.status().WithFile(input));
   if (Status s = SaveModel(model, output); !s.ok()) return Failed(s);
-  if (export_qcfg) {
+  if (options.export_qcfg_json) {
     // After the model, as the original tool writes it.
-    if (Status s = WriteFileAtomic(qcfg_json, quant::QcfgToJson(r->used_configs)); !s.ok()) return Failed(s);
+    if (Status s = WriteFileAtomic(options.qcfg_json, quant::QcfgToJson(r->used_configs)); !s.ok()) return Failed(s);
   }
+  if (report) *report = std::move(*r);
   return {};
+}
+
+ToolResult EditModelFile(const std::string& input, const std::string& output, const std::string& mode,
+                         const std::vector<std::string>& options) {
+  EditFileOptions o;
+  OptionSet set("model_editor", options);
+  set.Flag("keep_unconvertible_loop_ops", &o.editor.keep_unconvertible_loop_ops);
+  set.Flag("skip_shape_inference", &o.skip_shape_inference);
+  set.List("remain_inputs", &o.editor.remain_inputs);
+  set.Flag("zero_state_as_input", &o.editor.zero_state_as_input);
+  set.Flag("verbose", &o.editor.verbose);
+  if (auto bad = set.Finish()) return *bad;
+  return EditModelFile(input, output, mode, o);
+}
+
+ToolResult InferShapesFile(const std::string& input, const std::string& output,
+                           const std::vector<std::string>& options) {
+  InferFileOptions o;
+  std::string external_location = "./";
+  bool all_tensors_to_one_file = false;  // the only layout written; accepted as the CLI does
+  OptionSet set("symbolic_shape_infer", options);
+  set.Flag("auto_merge", &o.infer.auto_merge);
+  set.Integer("int_max", &o.infer.int_max);
+  set.Flag("guess_output_rank", &o.infer.guess_output_rank);
+  set.Integer("verbose", &o.infer.verbose);
+  set.Flag("strict", &o.infer.strict);
+  set.Flag("keep_value_info", &o.infer.keep_value_info);
+  set.Flag("save_as_external_data", &o.save.save_as_external_data);
+  set.Flag("all_tensors_to_one_file", &all_tensors_to_one_file);
+  set.String("external_data_location", &external_location);
+  set.Integer("external_data_size_threshold", &o.save.external_threshold_bytes);
+  set.String("save_partial", &o.save_partial);
+  if (auto bad = set.Finish()) return *bad;
+  o.save.external_file_name = ExternalFileName(external_location);
+  return InferShapesFile(input, output, o);
+}
+
+ToolResult QuantizeModelFile(const std::string& input, const std::string& output,
+                             const std::vector<std::string>& options) {
+  QuantizeFileOptions o;
+  OptionSet set("model_quantizer", options);
+  set.Flag("only_for_scan", &o.quantize.only_for_scan);
+  set.Flag("share_input_quantization", &o.quantize.share_input_quantization);
+  set.String("default_qcfg", &o.default_qcfg);
+  set.String("qcfg_json", &o.qcfg_json);
+  set.Flag("export_qcfg_json", &o.export_qcfg_json);
+  set.Flag("guard_zero_delta", &o.quantize.guard_zero_delta);
+  if (auto bad = set.Finish()) return *bad;
+  return QuantizeModelFile(input, output, o);
 }
 
 }  // namespace nuphar::api

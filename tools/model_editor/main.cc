@@ -1,39 +1,17 @@
 // model_editor: the tool around editor/editor.h. Flags as in the original (spec §2.1) plus the
 // nuphar-cpp additions (--skip_shape_inference, --remain_inputs, --zero_state_as_input).
 // Exit codes: 0 success, 1 conversion/IO error (nothing written), 2 usage error.
-#include <onnx/onnx_pb.h>
-
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <unordered_set>
 #include <sstream>
 
+#include "api/graph_tools.h"
 #include "editor/editor.h"
 #include "graph/error.h"
-#include "graph/model_io.h"
-#include "shape_infer/shape_infer.h"
 
 namespace {
-
-// E7: the project's symbolic shape inference with auto_merge, as the original CLI runs it.
-// Anything left unknown is an error; the message points to the skip flag.
-nuphar::Status InferShapes(onnx::ModelProto* model) {
-  nuphar::ShapeInferOptions options;
-  options.auto_merge = true;
-  auto result = nuphar::InferShapes(model, options);
-  if (!result.ok()) {
-    nuphar::Status s = result.status();
-    s.diag().reason = "shape inference failed: " + s.diag().reason + " (use --skip_shape_inference to skip it)";
-    return s;
-  }
-  if (result->outcome != nuphar::InferOutcome::kComplete) {
-    std::string what = result->unknown_values.empty() ? result->first_incomplete_node : result->unknown_values[0];
-    return nuphar::Diag::Msg("Incomplete symbolic shape inference: no shape for '" + what +
-                             "' (use --skip_shape_inference to write the model without it)");
-  }
-  return nuphar::Status::OK();
-}
 
 int Fail(const nuphar::Status& s) {
   std::cerr << "model_editor: error: " << s.message() << "\n";
@@ -55,8 +33,9 @@ int main(int argc, char** argv) {
                "direction; zero states are created once; node forms follow the model's opset; the IR version is "
                "never lowered; generated names are unique; nodes in subgraphs are converted too."};
   std::string input, output, mode, remain_inputs;
-  nuphar::editor::EditorOptions options;
-  bool skip_shape_inference = false;
+  nuphar::api::EditFileOptions file_options;
+  nuphar::editor::EditorOptions& options = file_options.editor;
+  bool& skip_shape_inference = file_options.skip_shape_inference;
   app.add_option("--input", input, "input model")->required();
   app.add_option("--output", output, "output model (may equal --input; written only on success)")->required();
   app.add_option("--mode", mode, mode_help.str())->required()->check(CLI::IsMember(mode_names));
@@ -78,16 +57,15 @@ int main(int argc, char** argv) {
     if (!item.empty()) options.remain_inputs.push_back(item);
 
   std::cout << "input model: " << input << "\n" << "output model " << output << "\n";
-  onnx::ModelProto model;
-  if (auto s = nuphar::LoadModel(input, &model); !s.ok()) return Fail(s);
-  for (const auto& m : nuphar::editor::EditorModes())
-    if (m.name == mode) std::cout << m.message << "\n";
-  if (auto s = nuphar::editor::RunEditor(mode, &model, options); !s.ok()) return Fail(s.WithFile(input));
-  if (!skip_shape_inference) {
-    std::cout << "Running symbolic shape inference on output model\n";
-    if (auto s = InferShapes(&model); !s.ok()) return Fail(s);
-  }
-  if (auto s = nuphar::SaveModel(model, output); !s.ok()) return Fail(s);
+  file_options.progress = [&](const std::string& step) {
+    if (step == "edit") {
+      for (const auto& m : nuphar::editor::EditorModes())
+        if (m.name == mode) std::cout << m.message << "\n";
+    } else if (step == "shape_inference") {
+      std::cout << "Running symbolic shape inference on output model\n";
+    }
+  };
+  if (auto r = nuphar::api::EditModelFile(input, output, mode, file_options); !r.ok()) return Fail(r.status);
   std::cout << "Done!\n";
   return 0;
 }

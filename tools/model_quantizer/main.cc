@@ -2,15 +2,13 @@
 // Parses flags, calls nuphar::quant::Quantize, prints the original's stdout lines; diagnostics
 // go to stderr and any error exits non-zero without writing the output (SaveModel is atomic).
 #include <CLI/CLI.hpp>
-#include <onnx/onnx_pb.h>
 
 #include <cstdio>
 #include <iostream>
 #include <string>
 
+#include "api/graph_tools.h"
 #include "graph/error.h"
-#include "graph/model_io.h"
-#include "quantizer/qcfg_json.h"
 #include "quantizer/quantizer.h"
 
 namespace {
@@ -42,8 +40,15 @@ void PrintReport(const nuphar::quant::QuantizeReport& report) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Quantize MatMul (and Gemm) to MatMulInteger with per-column int8/int16 weights"};
-  std::string input, output, preset = nuphar::quant::kDefaultPreset, qcfg_json;
-  bool export_qcfg = false, only_for_scan = false, share_input = false, guard = false, report = false, verbose = false;
+  std::string input, output;
+  nuphar::api::QuantizeFileOptions file_options;
+  std::string& preset = file_options.default_qcfg;
+  std::string& qcfg_json = file_options.qcfg_json;
+  bool& export_qcfg = file_options.export_qcfg_json;
+  bool& only_for_scan = file_options.quantize.only_for_scan;
+  bool& share_input = file_options.quantize.share_input_quantization;
+  bool& guard = file_options.quantize.guard_zero_delta;
+  bool report = false, verbose = false;
   app.add_option("--input", input, "The input model file")->required();
   app.add_option("--output", output, "The output model file")->required();
   app.add_option("--default_qcfg", preset,
@@ -63,42 +68,14 @@ int main(int argc, char** argv) {
   std::printf("output model %s\n", output.c_str());
   std::printf("Quantize MatMul to MatMulInteger...\n");
   std::fflush(stdout);
-  if (export_qcfg && qcfg_json.empty()) {
-    return Fail(nuphar::Diag::Msg("--qcfg_json must be specified when --export_qcfg_json is used"));
-  }
-
-  auto default_config = nuphar::quant::PresetConfig(preset);
-  if (!default_config.ok()) return Fail(default_config.status());
-  nuphar::quant::QuantizeOptions options;
-  options.only_for_scan = only_for_scan;
-  options.share_input_quantization = share_input;
-  options.guard_zero_delta = guard;
-  options.compute_weight_error = report;
-  options.default_config = *default_config;
-  if (!qcfg_json.empty() && !export_qcfg) {
-    auto text = nuphar::ReadFile(qcfg_json);
-    if (!text.ok()) return Fail(text.status());
-    auto table = nuphar::quant::ParseQcfgJson(*text, qcfg_json);
-    if (!table.ok()) return Fail(table.status());
-    options.node_configs = std::move(*table);
-  }
-
-  onnx::ModelProto model;
-  if (nuphar::Status s = nuphar::LoadModel(input, &model); !s.ok()) return Fail(s);
-  auto result = nuphar::quant::Quantize(&model, options);
-  if (!result.ok()) return Fail(result.status().WithFile(input));
-  for (const auto& line : result->messages) std::printf("%s\n", line.c_str());
+  file_options.quantize.compute_weight_error = report;
+  nuphar::quant::QuantizeReport result;
+  if (auto r = nuphar::api::QuantizeModelFile(input, output, file_options, &result); !r.ok()) return Fail(r.status);
+  for (const auto& line : result.messages) std::printf("%s\n", line.c_str());
   if (verbose) {
-    for (const auto& line : result->skipped) std::printf("note: %s\n", line.c_str());
+    for (const auto& line : result.skipped) std::printf("note: %s\n", line.c_str());
   }
-  if (nuphar::Status s = nuphar::SaveModel(model, output); !s.ok()) return Fail(s);
-  if (export_qcfg) {
-    // Written after the model, as the original does.
-    if (nuphar::Status s = nuphar::WriteFileAtomic(qcfg_json, nuphar::quant::QcfgToJson(result->used_configs)); !s.ok()) {
-      return Fail(s);
-    }
-  }
-  if (report) PrintReport(*result);
+  if (report) PrintReport(result);
   std::printf("Done!\n");
   return 0;
 }

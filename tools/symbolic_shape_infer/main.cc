@@ -2,13 +2,10 @@
 //
 // Exit codes: 0 success; 1 incomplete inference (values left unknown); 2 usage, I/O error or
 // invalid model; 3 unsupported opset (default domain missing or < 7). Diagnostics go to stderr.
-#include <onnx/onnx_pb.h>
-
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "graph/model_io.h"
-#include "shape_infer/shape_infer.h"
+#include "api/graph_tools.h"
 
 namespace {
 
@@ -21,10 +18,13 @@ constexpr int kExitUnsupportedOpset = 3;
 
 int main(int argc, char** argv) {
   CLI::App app{"Symbolic shape inference for ONNX models (nuphar-cpp)"};
-  std::string input, output, save_partial, external_location = "./";
-  bool save_as_external_data = false, all_tensors_to_one_file = false;
-  int64_t external_threshold = 1024;
-  nuphar::ShapeInferOptions options;
+  std::string input, output, external_location = "./";
+  bool all_tensors_to_one_file = false;
+  nuphar::api::InferFileOptions file_options;
+  nuphar::ShapeInferOptions& options = file_options.infer;
+  bool& save_as_external_data = file_options.save.save_as_external_data;
+  int64_t& external_threshold = file_options.save.external_threshold_bytes;
+  std::string& save_partial = file_options.save_partial;
   app.add_option("--input", input, "model to read")->required();
   app.add_option("--output", output, "where to write the inferred model (optional)");
   app.add_flag("--auto_merge", options.auto_merge, "merge dims that must be equal but differ symbolically");
@@ -53,42 +53,23 @@ int main(int argc, char** argv) {
 
   std::cout << "input model: " << input << "\n";
   if (!output.empty()) std::cout << "output model " << output << "\n";
-  onnx::ModelProto model;
-  if (nuphar::Status st = nuphar::LoadModel(input, &model); !st.ok()) {
-    std::cerr << "error: " << st.message() << "\n";
-    return kExitUsageOrInvalid;
-  }
-  std::cout << "Doing symbolic shape inference..." << std::endl;
-  auto result = nuphar::InferShapes(&model, options);
-  if (!result.ok()) {
-    std::cerr << "error: invalid model: " << result.message() << "\n";
-    return kExitUsageOrInvalid;
-  }
-  if (result->outcome == nuphar::InferOutcome::kUnsupportedOpset) {
-    std::cerr << "error: Only support models of onnx opset 7 and above.\n";
-    return kExitUnsupportedOpset;
-  }
-  nuphar::SaveOptions save;
-  save.save_as_external_data = save_as_external_data;
-  save.external_threshold_bytes = external_threshold;
-  if (!external_location.empty() && external_location.back() != '/') save.external_file_name = external_location;
-  if (result->outcome == nuphar::InferOutcome::kIncomplete) {
-    std::cerr << "error: Incomplete symbolic shape inference: first at node " << result->first_incomplete_node
-              << "; values left unknown:";
-    for (const auto& v : result->unknown_values) std::cerr << " " << v;
-    std::cerr << "\n";
-    if (!save_partial.empty()) {
-      if (nuphar::Status st = nuphar::SaveModel(model, save_partial, save); !st.ok())
-        std::cerr << "error: " << st.message() << "\n";
-    }
-    return kExitIncomplete;
-  }
-  if (!output.empty()) {
-    if (nuphar::Status st = nuphar::SaveModel(model, output, save); !st.ok()) {
-      std::cerr << "error: " << st.message() << "\n";
+  file_options.save.external_file_name = nuphar::api::ExternalFileName(external_location);
+  file_options.progress = [](const std::string& step) {
+    if (step == "shape_inference") std::cout << "Doing symbolic shape inference..." << std::endl;
+  };
+  auto r = nuphar::api::InferShapesFile(input, output, file_options);
+  switch (r.error) {
+    case nuphar::api::ToolError::kNone:
+      if (!output.empty()) std::cout << "Done!\n";
+      return kExitOk;
+    case nuphar::api::ToolError::kIncomplete:
+      std::cerr << "error: " << r.status.message() << "\n";
+      return kExitIncomplete;
+    case nuphar::api::ToolError::kUnsupportedOpset:
+      std::cerr << "error: " << r.status.message() << "\n";
+      return kExitUnsupportedOpset;
+    default:
+      std::cerr << "error: " << r.status.message() << "\n";
       return kExitUsageOrInvalid;
-    }
-    std::cout << "Done!\n";
   }
-  return kExitOk;
 }
