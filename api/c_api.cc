@@ -73,6 +73,7 @@ NupharStatus* FromTool(const nuphar::api::ToolResult& r) {
   return MakeStatus(NUPHAR_FAIL, r.status);
 }
 
+// NULL entries are skipped, so an argv-style array that ends in NULL may pass its full length.
 std::vector<std::string> Options(const char* const* options, size_t n) {
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i)
