@@ -9,6 +9,7 @@ PACKAGES=(
   libcli11-dev libeigen3-dev llvm-14-dev zlib1g-dev libzstd-dev libtinfo-dev libxml2-dev libedit-dev libffi-dev
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
   python3-onnx python3-numpy
+  pybind11-dev python3-dev python3-pytest  # the `nuphar` Python module (python/) and its tests
   nlohmann-json3-dev
   chromium  # headless browser for report_browser_test (rnn_benchmark's report.html)
   clang-14 libclang-rt-14-dev  # libFuzzer for scripts/fuzz.sh (tests/fuzz)
