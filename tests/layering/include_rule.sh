@@ -14,6 +14,7 @@ ALLOWED=(
   "quantizer=graph quantizer"
   "runtime=graph runtime"
   "benchmark=graph shape_infer editor quantizer runtime benchmark"
+  "api=graph shape_infer editor quantizer runtime api include"
 )
 # Project folders an #include "x/..." can name; includes of anything else (onnx/, CLI/) are external.
 PROJECT=(graph shape_infer editor quantizer runtime benchmark tools tests api)
