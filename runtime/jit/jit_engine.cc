@@ -90,11 +90,15 @@ class Engine {
 
   llvm::TargetMachine& target_machine() { return *tm_; }
   llvm::orc::LLJIT& jit() { return *jit_; }
+  /// Held while compiling into or removing from this engine: the TargetMachine caches subtargets
+  /// without a lock, so concurrent sessions take turns (compiling is load-time work).
+  std::mutex& mutex() { return mutex_; }
 
  private:
   Engine() = default;
   std::unique_ptr<llvm::TargetMachine> tm_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::mutex mutex_;
 };
 
 class CompiledKernelCode final : public CompiledCode {
@@ -102,6 +106,7 @@ class CompiledKernelCode final : public CompiledCode {
   CompiledKernelCode(Engine* engine, llvm::orc::JITDylib* dylib, void* entry)
       : engine_(engine), dylib_(dylib), entry_(entry) {}
   ~CompiledKernelCode() override {
+    std::lock_guard<std::mutex> lock(engine_->mutex());
     if (auto err = engine_->jit().getExecutionSession().removeJITDylib(*dylib_)) llvm::consumeError(std::move(err));
   }
   void* entry() const override { return entry_; }
@@ -195,6 +200,7 @@ Expected<std::unique_ptr<CompiledCode>> CompileModule(std::unique_ptr<llvm::LLVM
                                                       const std::string& entry, const CodegenTarget& target,
                                                       const DumpOptions& dump) {
   NUPHAR_ASSIGN_OR_RETURN(Engine * engine, EngineFor(target));
+  std::lock_guard<std::mutex> lock(engine->mutex());
   llvm::TargetMachine& tm = engine->target_machine();
   module->setDataLayout(engine->jit().getDataLayout());
   module->setTargetTriple(tm.getTargetTriple().str());
@@ -203,7 +209,6 @@ Expected<std::unique_ptr<CompiledCode>> CompileModule(std::unique_ptr<llvm::LLVM
     llvm::raw_string_ostream os(errors);
     NUPHAR_CHECK(!llvm::verifyModule(*module, &os), ("generated module is invalid: " + os.str()).c_str());
   }
-  // The pass managers are not shared between threads; the TargetMachine is only read.
   Optimize(*module, tm);
   NUPHAR_RETURN_IF_ERROR(Dump(*module, tm, entry, dump));
 

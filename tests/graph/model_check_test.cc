@@ -92,7 +92,7 @@ TEST(ModelCheck, OpsetsAndSubgraphs) {
   EXPECT_NE(Check(zero).find("imports opset 0 of the default domain"), std::string::npos) << Check(zero);
   auto future = Relu();
   future.mutable_opset_import(0)->set_version(99);
-  EXPECT_NE(Check(future).find("imports opset 99 of the default domain, newer than the ONNX this build knows"),
+  EXPECT_NE(Check(future).find("imports ONNX opset 99; nuphar-cpp knows opsets up to 21"),
             std::string::npos)
       << Check(future);
 
