@@ -48,6 +48,8 @@ float AttrFloat(const onnx::NodeProto& n, const char* name, float fallback) {
 
 }  // namespace
 
+bool HasElementwiseGenerator(const std::string& op_type) { return FindOp(op_type) != nullptr; }
+
 const char* OpKindName(OpKind kind) {
   switch (kind) {
     case OpKind::kAdd: return "Add";

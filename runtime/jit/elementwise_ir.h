@@ -65,6 +65,10 @@ struct ElementwiseIR {
   std::string ToText() const;
 };
 
+/// Whether the elementwise generator has an emitter for this ONNX op (the partitioner's filter
+/// and the IR builder read the same table).
+bool HasElementwiseGenerator(const std::string& op_type);
+
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or
 /// "" with the reason in *why when no Access fits (a dim unknown, or another broadcast).
 /// Dims are equal when both have the same value or the same non-empty name.

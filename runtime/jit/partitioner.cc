@@ -23,13 +23,6 @@
 namespace nuphar::jit {
 namespace {
 
-bool IsGeneratedOp(const std::string& op) {
-  static const std::unordered_set<std::string> ops = {
-      "Add",  "Sub",  "Mul",   "Div",   "Max",        "Min",       "Sum",         "Neg",  "Abs",      "Relu", "Sqrt",
-      "Reciprocal", "Floor", "Ceil", "Exp", "Log", "LeakyRelu", "HardSigmoid", "Clip", "Identity", "Sigmoid", "Tanh"};
-  return ops.count(op) > 0;
-}
-
 onnx::TensorShapeProto ToShapeProto(const ModelContext::DeclaredShape& s) {
   onnx::TensorShapeProto p;
   for (size_t i = 0; i < s.dims.size(); ++i) {
@@ -154,7 +147,7 @@ class Partitioner {
                                               : "a fused kernel (generated loops call it directly)",
              false;
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
-    if (!IsGeneratedOp(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
+    if (!HasElementwiseGenerator(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     for (const auto& a : n.attribute())
@@ -419,7 +412,7 @@ GraphRewrite JitPartitionRewrite() {
   r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
     if (g.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : g.node())
-      if (IsGeneratedOp(n.op_type()) || n.op_type() == "Scan") return true;
+      if (HasElementwiseGenerator(n.op_type()) || n.op_type() == "Scan") return true;
     return false;
   };
   r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {
