@@ -55,9 +55,16 @@ inline Tensor RandomTensor(const std::vector<int64_t>& shape, uint32_t seed) {
   return Tensor::FromVector<float>(shape, v);
 }
 
+/// Which executor runs a model: the generated code (the product path, ~0.1 s of compilation per
+/// session) or the reference executor (the oracle).
+enum class Engine { kJit, kReference };
+
 inline Expected<std::vector<Tensor>> RunOnRuntime(const onnx::ModelProto& model, const NamedTensors& inputs,
-                                                  const std::vector<std::string>& outputs = {}) {
-  auto session = Session::CreateFromModel(model);
+                                                  const std::vector<std::string>& outputs = {},
+                                                  Engine engine = Engine::kJit) {
+  SessionOptions options;
+  options.settings = engine == Engine::kJit ? "nuphar_execution_mode:jit" : "nuphar_execution_mode:reference";
+  auto session = Session::CreateFromModel(model, options);
   if (!session.ok()) return session.status();
   return (*session)->Run(inputs, outputs);
 }
@@ -72,13 +79,16 @@ inline double MaxAbsDiff(const Tensor& a, const Tensor& b) {
 }
 
 /// Runs both models on the same inputs and expects every graph output of `original` to match.
+/// The original runs on the reference executor (its LSTM/GRU/RNN ops are reference kernels on
+/// either engine); the converted model on `converted_engine`.
 inline void ExpectSameOutputs(const onnx::ModelProto& original, const onnx::ModelProto& converted,
-                              const NamedTensors& inputs, double atol = 1e-5) {
+                              const NamedTensors& inputs, double atol = 1e-5,
+                              Engine converted_engine = Engine::kJit) {
   std::vector<std::string> names;
   for (const auto& o : original.graph().output()) names.push_back(o.name());
-  auto want = RunOnRuntime(original, inputs, names);
+  auto want = RunOnRuntime(original, inputs, names, Engine::kReference);
   ASSERT_TRUE(want.ok()) << "original: " << want.message();
-  auto got = RunOnRuntime(converted, inputs, names);
+  auto got = RunOnRuntime(converted, inputs, names, converted_engine);
   ASSERT_TRUE(got.ok()) << "converted: " << got.message();
   ASSERT_EQ(want->size(), got->size());
   for (size_t i = 0; i < want->size(); ++i)

@@ -63,7 +63,12 @@ TEST_P(ToScanMatrix, MatchesOriginalOnRuntime) {
   auto original = MakeRnnModel(c);
   auto converted = ToScan(original);
   ASSERT_TRUE(converted.ok()) << converted.message();
-  ExpectSameOutputs(original, *converted, MakeRnnInputs(c));
+  // The opset only changes the editor's output form, not the Scan the JIT compiles: an eighth of
+  // the cases (opset 13; fixed batch with 1 layer, symbolic batch with 2; every op, direction,
+  // seq_lens and initial state) run the converted model on generated code, the JIT's own Scan-loop
+  // coverage; the others on the reference executor, which keeps the ~1,150-case matrix short.
+  const bool on_jit = c.opset == 13 && c.layers == (c.symbolic_batch ? 2 : 1);
+  ExpectSameOutputs(original, *converted, MakeRnnInputs(c), 1e-5, on_jit ? Engine::kJit : Engine::kReference);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ToScanMatrix,
