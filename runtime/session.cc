@@ -4,8 +4,13 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 
@@ -134,19 +139,38 @@ Expected<std::string> Session::EndProfiling() {
 Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
   onnx::ModelProto model;
   NUPHAR_RETURN_IF_ERROR(LoadModel(model_path, &model));
-  return CreateFromModel(model, options, model_path);
+  return CreateImpl(model, options, model_path, [model_path] {
+    std::ifstream in(model_path, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return std::move(bytes).str();
+  });
 }
 
 Expected<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, size_t size,
                                                             const SessionOptions& options) {
   onnx::ModelProto model;
   NUPHAR_RETURN_IF_ERROR(LoadModelFromBytes(data, size, &model));
-  return CreateFromModel(model, options, "<memory>");
+  return CreateImpl(model, options, "<memory>", [data, size] { return std::string(static_cast<const char*>(data), size); });
 }
 
 Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelProto& model,
                                                             const SessionOptions& options,
                                                             const std::string& origin) {
+  return CreateImpl(model, options, origin, [&model] {
+    std::string bytes;
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    model.SerializeToCodedStream(&coded);
+    coded.Trim();
+    return bytes;
+  });
+}
+
+Expected<std::unique_ptr<Session>> Session::CreateImpl(const onnx::ModelProto& model, const SessionOptions& options,
+                                                       const std::string& origin,
+                                                       const std::function<std::string()>& model_bytes) {
   std::unique_ptr<Session> s(new Session());
   s->options_ = options;
   std::vector<std::string> warnings;
@@ -156,7 +180,7 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
   s->settings_ = std::make_unique<Settings>(std::move(*settings));
   s->profile_file_ = s->settings_->Get("nuphar_profile_file");
   const int64_t t0 = Profiler::NowNs();
-  Status st = s->Init(model, origin);
+  Status st = s->Init(model, origin, model_bytes);
   if (!st.ok()) return st.WithFile(origin);
   if (options.enable_profiling || !s->profile_file_.empty()) {
     s->profiler_ = std::make_unique<Profiler>(t0);
@@ -166,10 +190,17 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
   return s;
 }
 
-Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin) {
+Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin,
+                     const std::function<std::string()>& model_bytes) {
   origin_ = origin;
   model_ = std::make_unique<ModelContext>();
   model_->file = origin;
+  // Asked by kernel factories while the plan compiles (single-threaded); `model_bytes` refers to
+  // the caller's model, so the function is dropped once the plan is built.
+  model_->model_checksum = [&model_bytes, md5 = std::make_shared<std::string>()]() {
+    if (md5->empty()) *md5 = jit::ModelChecksum(model_bytes());
+    return *md5;
+  };
   model_->settings = settings_.get();
   model_->registry = &SessionKernels();
   // "reference" executes the model's nodes exactly as written: no fusion, no generated code.
@@ -221,6 +252,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
                                         " bytes, above nuphar_max_tensor_bytes (" + std::to_string(big->limit) + ")"
                                   : std::string("out of memory while loading the model"));
   }
+  model_->model_checksum = nullptr;
   if (!plan) return plan.status();
   plan_ = std::move(*plan);
 

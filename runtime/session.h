@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -96,7 +97,13 @@ class Session {
 
  private:
   Session() = default;
-  Status Init(const onnx::ModelProto& model, const std::string& origin);
+  /// `model_bytes` gives the bytes whose md5 the JIT cache checks (R4), asked only when the
+  /// cache is on.
+  static Expected<std::unique_ptr<Session>> CreateImpl(const onnx::ModelProto& model, const SessionOptions& options,
+                                                       const std::string& origin,
+                                                       const std::function<std::string()>& model_bytes);
+  Status Init(const onnx::ModelProto& model, const std::string& origin,
+              const std::function<std::string()>& model_bytes);
   Status CheckInputs(const NamedTensors& inputs) const;
   std::unique_ptr<Frame> AcquireFrame() const;
   void ReleaseFrame(std::unique_ptr<Frame> frame) const;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -56,6 +57,9 @@ struct ModelContext {
   };
   std::unordered_map<std::string, DeclaredShape> value_shapes;
   std::string file;                                     ///< for error messages
+  /// md5 hex of the model's bytes (the file, or the serialized proto), for the JIT cache
+  /// (runtime/jit/kernel_cache.h). Computed on first use (it costs ~2 ms per MB), memoized.
+  std::function<std::string()> model_checksum;
   /// The session's workers (nuphar_num_threads; null or 1 thread = everything on the caller) and
   /// nuphar_parallel_min_workloads (R6). Frames run independent Scans/Loops/RNNs side by side on
   /// it; NGEMM kernels split products on it above the threshold.

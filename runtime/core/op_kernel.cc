@@ -32,6 +32,10 @@ std::string NodeInfo::setting(const std::string& key) const {
   return s ? s->Get(key) : std::string();
 }
 
+std::string NodeInfo::model_checksum() const {
+  return scope_ && scope_->model && scope_->model->model_checksum ? scope_->model->model_checksum() : std::string();
+}
+
 ThreadPool* NodeInfo::thread_pool() const { return scope_ && scope_->model ? scope_->model->pool : nullptr; }
 
 int64_t NodeInfo::parallel_min_work() const {

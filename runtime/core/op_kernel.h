@@ -73,6 +73,8 @@ class NodeInfo {
 
   /// The session setting `key` (runtime/core/settings.h), or "" when unset.
   std::string setting(const std::string& key) const;
+  /// md5 hex of the model the session loaded (ModelContext::model_checksum; "" outside a session).
+  std::string model_checksum() const;
   /// The session's worker pool and nuphar_parallel_min_workloads (ModelContext), for kernels
   /// that split their work; null / 0 outside a session.
   ThreadPool* thread_pool() const;

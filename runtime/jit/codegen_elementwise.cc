@@ -20,6 +20,8 @@
 #include <functional>
 #include <map>
 
+#include "runtime/jit/jit_runtime_abi.h"
+
 namespace nuphar::jit {
 namespace {
 
@@ -101,6 +103,7 @@ class Emitter {
     rows_ = &*arg++;
     cols_ = &*arg++;
     input_cols_ = &*arg++;
+    abi_ = &*arg++;
     tiles_.assign(nv, nullptr);
     auto* tile_type = llvm::ArrayType::get(b_.getFloatTy(), kActivationTile);
     for (size_t v = 0; v < nv; ++v) {
@@ -176,10 +179,13 @@ class Emitter {
     for (size_t k = 0; k < ir_.ops.size(); ++k) {
       const IrOp& op = ir_.ops[k];
       if (!IsActivationCall(op.kind) || sched_.avail[ni + k] != seg + 1) continue;
-      llvm::FunctionCallee fn = m_.getOrInsertFunction(
-          op.kind == OpKind::kSigmoid ? "nuphar_jit_sigmoid_f32" : "nuphar_jit_tanh_f32", b_.getVoidTy(),
-          b_.getFloatTy()->getPointerTo(), b_.getFloatTy()->getPointerTo(), b_.getInt64Ty());
-      b_.CreateCall(fn, {tiles_[static_cast<size_t>(op.a)], tiles_[ni + k], len});
+      // Through the ABI table (jit_runtime_abi.h), never by symbol: the code refers to nothing
+      // of the runtime by name, so a cached object or an AOT library links anywhere.
+      auto* type = llvm::FunctionType::get(
+          b_.getVoidTy(), {b_.getFloatTy()->getPointerTo(), b_.getFloatTy()->getPointerTo(), b_.getInt64Ty()}, false);
+      const int slot = op.kind == OpKind::kSigmoid ? kAbiSigmoidF32 : kAbiTanhF32;
+      Value* fn = b_.CreateLoad(b_.getInt8PtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getInt8PtrTy(), abi_, slot));
+      b_.CreateCall(type, b_.CreateBitCast(fn, type->getPointerTo()), {tiles_[static_cast<size_t>(op.a)], tiles_[ni + k], len});
     }
   }
 
@@ -243,6 +249,7 @@ class Emitter {
   Value* rows_ = nullptr;
   Value* cols_ = nullptr;
   Value* input_cols_ = nullptr;
+  Value* abi_ = nullptr;
 };
 
 }  // namespace
@@ -252,11 +259,12 @@ llvm::Function* EmitElementwiseBody(const ElementwiseIR& ir, const std::string& 
   IRBuilder<> b(context);
   llvm::Type* f32p = b.getFloatTy()->getPointerTo();
   const size_t nbuf = ir.inputs.size() + ir.outputs.size();
-  // One noalias pointer per buffer, then rows, cols, input_cols.
+  // One noalias pointer per buffer, then rows, cols, input_cols, the ABI table.
   std::vector<llvm::Type*> params(nbuf, f32p);
   params.push_back(b.getInt64Ty());
   params.push_back(b.getInt64Ty());
   params.push_back(b.getInt64Ty()->getPointerTo());
+  params.push_back(b.getInt8PtrTy()->getPointerTo());
   auto* body_type = llvm::FunctionType::get(b.getVoidTy(), params, false);
   auto* body = llvm::Function::Create(body_type, llvm::Function::InternalLinkage, name, &module);
   for (size_t i = 0; i < nbuf; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
@@ -275,8 +283,10 @@ std::unique_ptr<llvm::Module> EmitElementwiseKernel(const ElementwiseIR& ir, con
   llvm::Function* body = EmitElementwiseBody(ir, name + ".body", *module);
 
   // Entry: unpacks the buffer array.
-  auto* entry_type = llvm::FunctionType::get(
-      b.getVoidTy(), {f32p->getPointerTo(), b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty()->getPointerTo()}, false);
+  auto* entry_type = llvm::FunctionType::get(b.getVoidTy(),
+                                             {f32p->getPointerTo(), b.getInt64Ty(), b.getInt64Ty(),
+                                              b.getInt64Ty()->getPointerTo(), b.getInt8PtrTy()->getPointerTo()},
+                                             false);
   auto* entry = llvm::Function::Create(entry_type, llvm::Function::ExternalLinkage, name, module.get());
   entry->addFnAttr(llvm::Attribute::NoUnwind);
   b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", entry));
@@ -287,6 +297,7 @@ std::unique_ptr<llvm::Module> EmitElementwiseKernel(const ElementwiseIR& ir, con
   args.push_back(&*(entry->arg_begin() + 1));
   args.push_back(&*(entry->arg_begin() + 2));
   args.push_back(&*(entry->arg_begin() + 3));
+  args.push_back(&*(entry->arg_begin() + 4));
   b.CreateCall(body, args);
   b.CreateRetVoid();
   return module;

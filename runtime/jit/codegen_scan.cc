@@ -13,8 +13,8 @@ void ScanLoopLayout::AssignParams() {
   int next = 1 + 2 * static_cast<int>(scan_in.size() + scan_out.size());
   for (ScanLoopStep& s : steps) {
     s.params = next;
-    next +=
-        s.elementwise ? 2 + static_cast<int>(s.elementwise->inputs.size()) : 1 + static_cast<int>(s.input_slots.size());
+    next += s.elementwise ? 2 + static_cast<int>(s.elementwise->inputs.size())
+                          : 3 + static_cast<int>(s.input_slots.size());
   }
   num_params = next;
 }
@@ -33,13 +33,15 @@ std::unique_ptr<llvm::Module> EmitScanLoop(const ScanLoopLayout& layout, const s
     if (layout.steps[s].elementwise)
       bodies[s] = EmitElementwiseBody(*layout.steps[s].elementwise, name + ".step" + std::to_string(s), *module);
 
-  auto* fn_type = llvm::FunctionType::get(b.getVoidTy(), {f32p->getPointerTo(), i64->getPointerTo(), i64, i64}, false);
+  auto* fn_type = llvm::FunctionType::get(
+      b.getVoidTy(), {f32p->getPointerTo(), i64->getPointerTo(), i64, i64, i8p->getPointerTo()}, false);
   auto* fn = llvm::Function::Create(fn_type, llvm::Function::ExternalLinkage, name, module.get());
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::Value* slots = fn->getArg(0);
   llvm::Value* params = fn->getArg(1);
   llvm::Value* t0 = fn->getArg(2);
   llvm::Value* seq = fn->getArg(3);
+  llvm::Value* abi = fn->getArg(4);
   auto* entry = llvm::BasicBlock::Create(context, "entry", fn);
   b.SetInsertPoint(entry);
 
@@ -93,6 +95,7 @@ std::unique_ptr<llvm::Module> EmitScanLoop(const ScanLoopLayout& layout, const s
       args.push_back(param(step.params));
       args.push_back(param(step.params + 1));
       args.push_back(param_ptr(step.params + 2));
+      args.push_back(abi);
       b.CreateCall(bodies[s], args);
       continue;
     }
@@ -100,13 +103,13 @@ std::unique_ptr<llvm::Module> EmitScanLoop(const ScanLoopLayout& layout, const s
       b.CreateStore(load_slot(step.input_slots[i]), b.CreateConstInBoundsGEP1_64(f32p, direct_in[s], i));
     for (size_t o = 0; o < step.output_slots.size(); ++o)
       b.CreateStore(load_slot(step.output_slots[o]), b.CreateConstInBoundsGEP1_64(f32p, direct_out[s], o));
-    // The kernel and its state live as long as the plan that owns this loop: their addresses
-    // are constants of the module (so this module is never cached across processes).
+    // The kernel and its state come through params (ScanLoopLayout::DirectFnParam): the module
+    // holds no address, so its object is valid in any process (the kernel cache, kernel_cache.h).
     auto* call_type = llvm::FunctionType::get(
         b.getVoidTy(), {i8p, f32p->getPointerTo(), i64->getPointerTo(), f32p->getPointerTo(), i64, i8p}, false);
-    llvm::Value* callee =
-        b.CreateIntToPtr(b.getInt64(reinterpret_cast<uint64_t>(step.direct->fn)), call_type->getPointerTo());
-    llvm::Value* state = b.CreateIntToPtr(b.getInt64(reinterpret_cast<uint64_t>(step.direct->state)), i8p);
+    const int fn_param = layout.DirectFnParam(step);
+    llvm::Value* callee = b.CreateIntToPtr(param(fn_param), call_type->getPointerTo());
+    llvm::Value* state = b.CreateIntToPtr(param(fn_param + 1), i8p);
     b.CreateCall(call_type, callee,
                  {state, direct_in[s], param_ptr(step.params + 1), direct_out[s], param(step.params), scratch});
   }

@@ -7,6 +7,8 @@
 //   runtime/jit/jit_runtime_abi.h   C functions generated code calls
 #pragma once
 
+#include <string>
+
 #include "runtime/core/graph_rewrite.h"
 #include "runtime/core/kernel_registry.h"
 
@@ -19,5 +21,9 @@ void RegisterJitScanKernel(KernelRegistry& registry);
 
 /// The rewrites of the JIT path, to run after the fusion passes.
 GraphRewrite JitPartitionRewrite();
+
+/// md5 hex of a model's bytes: the checksum the kernel cache checks its AOT library against
+/// (kernel_cache.h, spec runtime.md R4).
+std::string ModelChecksum(const std::string& model_bytes);
 
 }  // namespace nuphar::jit

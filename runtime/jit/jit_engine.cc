@@ -2,6 +2,8 @@
 #include "runtime/jit/jit_engine.h"
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/ObjectCache.h>
 #include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -13,16 +15,19 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
 
-#include "runtime/jit/jit_runtime_abi.h"
+#include "graph/diagnostics.h"
 #include "runtime/platform/cpu_features.h"
 
 namespace nuphar::jit {
@@ -51,8 +56,29 @@ std::vector<std::string> FeaturesAbove(IsaTier tier) {
   return off;
 }
 
-// One LLJIT for one target. Its main JITDylib holds the process's symbols and the runtime ABI;
-// every kernel's JITDylib links against it.
+// The ObjectCache behind an engine's compiler (R4): hands LLJIT's SimpleCompiler the verified
+// object CompileKernel found in the kernel cache instead of compiling, and keeps the object it
+// compiles so CompileKernel can save it. Set and read under the engine's mutex, around one
+// module's compilation.
+class KernelObjectCache final : public llvm::ObjectCache {
+ public:
+  void Begin(std::unique_ptr<llvm::MemoryBuffer> cached) {
+    cached_ = std::move(cached);
+    compiled_.reset();
+  }
+  std::unique_ptr<llvm::MemoryBuffer> TakeCompiled() { return std::move(compiled_); }
+
+  void notifyObjectCompiled(const llvm::Module*, llvm::MemoryBufferRef object) override {
+    compiled_ = llvm::MemoryBuffer::getMemBufferCopy(object.getBuffer(), object.getBufferIdentifier());
+  }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return std::move(cached_); }
+
+ private:
+  std::unique_ptr<llvm::MemoryBuffer> cached_, compiled_;
+};
+
+// One LLJIT for one target. Its main JITDylib holds the process's symbols (libm); every kernel's
+// JITDylib links against it. Generated code names nothing of the runtime (jit_runtime_abi.h).
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> Create(const CodegenTarget& target) {
@@ -63,33 +89,37 @@ class Engine {
     llvm::SubtargetFeatures features(target.features);
     jtmb->getFeatures() = features;
     jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+    // Position-independent: a cached object must also link into create_shared's library.
+    jtmb->setRelocationModel(llvm::Reloc::PIC_);
     // No FMA contraction (R3 and the reference's rounding): only explicit llvm.fmuladd may fuse,
     // and codegen emits none.
     jtmb->getOptions().AllowFPOpFusion = llvm::FPOpFusion::Standard;
     auto tm = jtmb->createTargetMachine();
     if (!tm) return Diag::Msg("jit: no target machine for " + target.Describe() + ": " + ErrorText(tm.takeError()));
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
-    if (!jit) return Diag::Msg("jit: LLJIT creation failed: " + ErrorText(jit.takeError()));
     auto engine = std::unique_ptr<Engine>(new Engine());
     engine->tm_ = std::move(*tm);
+    Engine* raw = engine.get();
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(*jtmb)
+                   .setCompileFunctionCreator(
+                       [raw](llvm::orc::JITTargetMachineBuilder)
+                           -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                         return std::make_unique<llvm::orc::SimpleCompiler>(*raw->tm_, &raw->object_cache_);
+                       })
+                   .create();
+    if (!jit) return Diag::Msg("jit: LLJIT creation failed: " + ErrorText(jit.takeError()));
     engine->jit_ = std::move(*jit);
     llvm::orc::JITDylib& main = engine->jit_->getMainJITDylib();
     const char prefix = engine->jit_->getDataLayout().getGlobalPrefix();
     auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
     if (!process) return Diag::Msg("jit: process symbols: " + ErrorText(process.takeError()));
     main.addGenerator(std::move(*process));
-    llvm::orc::SymbolMap abi;
-    auto& es = engine->jit_->getExecutionSession();
-    for (const AbiSymbol& s : RuntimeAbiSymbols())
-      abi[es.intern(s.name)] = llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(s.address),
-                                                        llvm::JITSymbolFlags::Exported);
-    if (auto err = main.define(llvm::orc::absoluteSymbols(std::move(abi))))
-      return Diag::Msg("jit: runtime symbols: " + ErrorText(std::move(err)));
     return engine;
   }
 
   llvm::TargetMachine& target_machine() { return *tm_; }
   llvm::orc::LLJIT& jit() { return *jit_; }
+  KernelObjectCache& object_cache() { return object_cache_; }
   /// Held while compiling into or removing from this engine: the TargetMachine caches subtargets
   /// without a lock, so concurrent sessions take turns (compiling is load-time work).
   std::mutex& mutex() { return mutex_; }
@@ -97,15 +127,17 @@ class Engine {
  private:
   Engine() = default;
   std::unique_ptr<llvm::TargetMachine> tm_;
+  KernelObjectCache object_cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex mutex_;
 };
 
-class CompiledKernelCode final : public CompiledCode {
+// Code in a JITDylib of its own (compiled, or linked from a cached object).
+class JitDylibCode final : public CompiledCode {
  public:
-  CompiledKernelCode(Engine* engine, llvm::orc::JITDylib* dylib, void* entry)
-      : engine_(engine), dylib_(dylib), entry_(entry) {}
-  ~CompiledKernelCode() override {
+  JitDylibCode(std::string name, CodeSource source, Engine* engine, llvm::orc::JITDylib* dylib, void* entry)
+      : CompiledCode(std::move(name), source), engine_(engine), dylib_(dylib), entry_(entry) {}
+  ~JitDylibCode() override {
     std::lock_guard<std::mutex> lock(engine_->mutex());
     if (auto err = engine_->jit().getExecutionSession().removeJITDylib(*dylib_)) llvm::consumeError(std::move(err));
   }
@@ -114,6 +146,16 @@ class CompiledKernelCode final : public CompiledCode {
  private:
   Engine* engine_;
   llvm::orc::JITDylib* dylib_;
+  void* entry_;
+};
+
+// Code of the AOT library (opened for the process's lifetime).
+class SharedLibraryCode final : public CompiledCode {
+ public:
+  SharedLibraryCode(std::string name, void* entry) : CompiledCode(std::move(name), CodeSource::kSharedLibrary), entry_(entry) {}
+  void* entry() const override { return entry_; }
+
+ private:
   void* entry_;
 };
 
@@ -195,13 +237,72 @@ Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
   return t;
 }
 
-Expected<std::unique_ptr<CompiledCode>> CompileModule(std::unique_ptr<llvm::LLVMContext> context,
-                                                      std::unique_ptr<llvm::Module> module,
-                                                      const std::string& entry, const CodegenTarget& target,
-                                                      const DumpOptions& dump) {
+namespace {
+
+// k_<hash>: SHA-256 (first 128 bits) over everything the object depends on (kernel_cache.h):
+// the unoptimized IR (entry still named kKernelEntry, module named "nuphar": no name or counter
+// of the session enters it), the codegen options, the target, LLVM's version, kCacheVersion.
+std::string KernelKey(const llvm::Module& module, const CodegenTarget& target) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, nullptr);
+  os << "\n; codegen O3 reloc=pic fp-contract=standard fast-math=off"
+     << "\n; target " << module.getTargetTriple() << " " << target.cpu << " " << target.features
+     << "\n; llvm " << LLVM_VERSION_STRING << "\n; cache " << kCacheVersion << "\n";
+  llvm::SHA256 sha;
+  sha.update(os.str());
+  const llvm::StringRef digest = sha.final();  // 32 raw bytes
+  static const char* hex = "0123456789abcdef";
+  std::string name = "k_";
+  for (int i = 0; i < 16; ++i) {
+    const auto byte = static_cast<uint8_t>(digest[i]);
+    name.push_back(hex[byte >> 4]);
+    name.push_back(hex[byte & 15]);
+  }
+  return name;
+}
+
+// Adds `module` to a new JITDylib and looks its entry up; with `cached`, LLJIT's compiler takes
+// that object (KernelObjectCache::getObject) instead of compiling. `compiled` receives the object
+// the compiler produced, if it ran.
+Expected<std::unique_ptr<CompiledCode>> Link(Engine* engine, const std::string& name, CodeSource source,
+                                              std::unique_ptr<llvm::Module> module, llvm::orc::ThreadSafeContext context,
+                                              std::unique_ptr<llvm::MemoryBuffer> cached,
+                                              std::unique_ptr<llvm::MemoryBuffer>* compiled) {
+  static std::atomic<uint64_t> counter{0};
+  auto& es = engine->jit().getExecutionSession();
+  auto dylib = es.createJITDylib("nuphar_kernel_" + std::to_string(counter++));
+  if (!dylib) return Diag::Msg("jit: " + ErrorText(dylib.takeError()));
+  dylib->addToLinkOrder(engine->jit().getMainJITDylib());
+  engine->object_cache().Begin(std::move(cached));
+  if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), context)))
+    return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
+  auto symbol = engine->jit().lookup(*dylib, name);
+  std::unique_ptr<llvm::MemoryBuffer> produced = engine->object_cache().TakeCompiled();
+  engine->object_cache().Begin(nullptr);  // an unused cached object is dropped
+  if (compiled) *compiled = std::move(produced);
+  if (!symbol) {
+    std::string why = ErrorText(symbol.takeError());
+    if (auto err = es.removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
+    return Diag::Msg("jit: linking '" + name + "' failed: " + why);
+  }
+  return std::unique_ptr<CompiledCode>(
+      new JitDylibCode(name, source, engine, &*dylib, reinterpret_cast<void*>(symbol->getAddress())));
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVMContext> context,
+                                                      std::unique_ptr<llvm::Module> module_in, const CodegenTarget& target,
+                                                      const DumpOptions& dump, const CachePolicy& cache) {
+  // The module must die before its context, on every return path: locals die in reverse order.
+  llvm::orc::ThreadSafeContext shared_context(std::move(context));
+  std::unique_ptr<llvm::Module> module = std::move(module_in);
   NUPHAR_ASSIGN_OR_RETURN(Engine * engine, EngineFor(target));
   std::lock_guard<std::mutex> lock(engine->mutex());
   llvm::TargetMachine& tm = engine->target_machine();
+  module->setModuleIdentifier("nuphar");
+  module->setSourceFileName("nuphar");
   module->setDataLayout(engine->jit().getDataLayout());
   module->setTargetTriple(tm.getTargetTriple().str());
   {
@@ -209,24 +310,36 @@ Expected<std::unique_ptr<CompiledCode>> CompileModule(std::unique_ptr<llvm::LLVM
     llvm::raw_string_ostream os(errors);
     NUPHAR_CHECK(!llvm::verifyModule(*module, &os), ("generated module is invalid: " + os.str()).c_str());
   }
-  Optimize(*module, tm);
-  NUPHAR_RETURN_IF_ERROR(Dump(*module, tm, entry, dump));
+  llvm::Function* entry = module->getFunction(kKernelEntry);
+  NUPHAR_CHECK(entry != nullptr, "kernel module without its entry function");
+  const std::string name = KernelKey(*module, target);
+  entry->setName(name);
 
-  static std::atomic<uint64_t> counter{0};
-  auto& es = engine->jit().getExecutionSession();
-  auto dylib = es.createJITDylib("nuphar_kernel_" + std::to_string(counter++));
-  if (!dylib) return Diag::Msg("jit: " + ErrorText(dylib.takeError()));
-  dylib->addToLinkOrder(engine->jit().getMainJITDylib());
-  if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-    return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
-  auto symbol = engine->jit().lookup(*dylib, entry);
-  if (!symbol) {
-    std::string why = ErrorText(symbol.takeError());
-    if (auto err = es.removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
-    return Diag::Msg("jit: compiling '" + entry + "' failed: " + why);
+  if (void* address = FindInSharedLibrary(cache, name)) {
+    return std::unique_ptr<CompiledCode>(new SharedLibraryCode(name, address));
   }
-  return std::unique_ptr<CompiledCode>(
-      new CompiledKernelCode(engine, &*dylib, reinterpret_cast<void*>(symbol->getAddress())));
+  if (auto object = LoadCachedObject(cache, name)) {
+    // Linking a verified object can still fail (a symbol it needs is missing here): then the
+    // kernel compiles as if it were not cached, from this copy of the module.
+    std::unique_ptr<llvm::Module> retry = llvm::CloneModule(*module);
+    auto code = Link(engine, name, CodeSource::kObjectCache, std::move(module), shared_context, std::move(object), nullptr);
+    if (code) return code;
+    ReportDiagnostic(Severity::kWarning, "nuphar: warning: cache: " + cache.dir + "/" + name + ".o: " +
+                                             code.diag().reason + "; compiling the kernel again");
+    module = std::move(retry);
+  }
+  if (cache.force_no_jit)
+    return Diag::Msg("nuphar_cache_force_no_jit: kernel " + name + " is not served by the cache (" +
+                     (cache.enabled() ? cache.dir + "/" + cache.so_name + " or " + cache.dir + "/" + name + ".o"
+                                      : std::string("nuphar_cache_path is unset")) +
+                     ")");
+  Optimize(*module, tm);
+  NUPHAR_RETURN_IF_ERROR(Dump(*module, tm, name, dump));
+  std::unique_ptr<llvm::MemoryBuffer> object;
+  NUPHAR_ASSIGN_OR_RETURN(auto code,
+                          Link(engine, name, CodeSource::kCompiled, std::move(module), shared_context, nullptr, &object));
+  if (object && cache.enabled()) SaveCachedObject(cache, name, object->getBuffer());
+  return code;
 }
 
 }  // namespace nuphar::jit

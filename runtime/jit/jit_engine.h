@@ -1,16 +1,18 @@
-// The LLVM 14 ORC engine behind every generated kernel (spec runtime.md R1): one LLJIT per code
-// generation target (host, or the tier nuphar_codegen_target names), created on first use and
-// shared by every session of the process. Each compiled kernel gets a JITDylib of its own, so
-// destroying the kernel frees its code; the process's symbols (libm) and the runtime's C ABI
-// entry points (jit_runtime_abi.h) resolve from the main JITDylib.
+// The LLVM 14 ORC engine behind every generated kernel (spec runtime.md R1, R4): one LLJIT per
+// code generation target (host, or the tier nuphar_codegen_target names), created on first use
+// and shared by every session of the process. Each kernel gets a JITDylib of its own, so
+// destroying the kernel frees its code; libm resolves from the process. The compiler behind
+// LLJIT consults the kernel cache (kernel_cache.h) through an llvm::ObjectCache; kernels the AOT
+// library serves skip LLJIT altogether.
 //
-// Thread-safe: sessions compile concurrently.
+// Thread-safe: sessions compile concurrently (one compile at a time per engine).
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "graph/error.h"
+#include "runtime/jit/kernel_cache.h"
 
 namespace llvm {
 class LLVMContext;
@@ -36,19 +38,34 @@ struct DumpOptions {
   bool asm_ = false; ///< write <function>.s
 };
 
-/// One compiled kernel's code; the code is freed with it.
+/// The name a kernel module gives its entry function; CompileKernel renames it k_<hash>.
+inline constexpr const char kKernelEntry[] = "nuphar_kernel";
+
+/// One kernel's code; code the JIT compiled or loaded is freed with it (an AOT library's stays).
 class CompiledCode {
  public:
   virtual ~CompiledCode() = default;
   /// Address of the entry function.
   virtual void* entry() const = 0;
+  /// k_<hash>: the kernel's key (kernel_cache.h), its symbol and its cache file name.
+  const std::string& name() const { return name_; }
+  CodeSource source() const { return source_; }
+
+ protected:
+  CompiledCode(std::string name, CodeSource source) : name_(std::move(name)), source_(source) {}
+
+ private:
+  std::string name_;
+  CodeSource source_;
 };
 
-/// Optimizes `module` (O3 for the target: vectorized loops, no fast-math, no FMA contraction) and
-/// compiles it; `entry` names the function whose address the result holds.
-Expected<std::unique_ptr<CompiledCode>> CompileModule(std::unique_ptr<llvm::LLVMContext> context,
-                                                      std::unique_ptr<llvm::Module> module,
-                                                      const std::string& entry, const CodegenTarget& target,
-                                                      const DumpOptions& dump);
+/// The code of `module`, whose entry function is named kKernelEntry: from the AOT library, the
+/// object cache or the compiler, in that order (kernel_cache.h; `cache` disabled: the compiler
+/// only). Compiling optimizes at O3 for the target (vectorized loops, no fast-math, no FMA
+/// contraction) and emits position-independent code, saved to the cache when it is enabled.
+/// With cache.force_no_jit, a kernel the cache does not serve is an error naming it.
+Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVMContext> context,
+                                                      std::unique_ptr<llvm::Module> module, const CodegenTarget& target,
+                                                      const DumpOptions& dump, const CachePolicy& cache);
 
 }  // namespace nuphar::jit

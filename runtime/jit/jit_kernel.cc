@@ -23,6 +23,7 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_engine.h"
+#include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partitioner.h"
 
 namespace nuphar::jit {
@@ -33,12 +34,22 @@ constexpr double kCompareRelTolerance = 1e-5;
 
 }  // namespace
 
-std::string KernelName(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "k_%016llx", static_cast<unsigned long long>(h));
-  return buf;
+DumpOptions DumpOptionsFor(const NodeInfo& node) {
+  const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
+  DumpOptions dump;
+  dump.ll = module_dump == "ll";
+  dump.asm_ = module_dump == "asm";
+  return dump;
+}
+
+void CountKernel(const NodeInfo& node, const CompiledCode& code, std::chrono::steady_clock::time_point start) {
+  switch (code.source()) {
+    case CodeSource::kCompiled: node.AddCounter("jit_compiled", 1); break;
+    case CodeSource::kObjectCache: node.AddCounter("jit_from_cache", 1); break;
+    case CodeSource::kSharedLibrary: node.AddCounter("jit_from_so", 1); break;
+  }
+  node.AddCounter("jit_compile_us",
+                  std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
 std::string LowerCase(std::string s) {
@@ -66,26 +77,19 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
   }
   k->ir_ = std::move(*ir);
 
-  const std::string text = k->ir_.ToText();
-  k->name_ = KernelName(text);
-  const std::string lower = node.setting("codegen_dump_lower");
-  if (!lower.empty())
-    ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + k->name_ + " (" + k->nodes_ + ")\n" + text);
   NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-  DumpOptions dump;
-  const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
-  dump.ll = module_dump == "ll";
-  dump.asm_ = module_dump == "asm";
   const auto t0 = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = EmitElementwiseKernel(k->ir_, k->name_, *context);
-  auto code = CompileModule(std::move(context), std::move(module), k->name_, target, dump);
+  auto module = EmitElementwiseKernel(k->ir_, kKernelEntry, *context);
+  auto code = CompileKernel(std::move(context), std::move(module), target, DumpOptionsFor(node), CachePolicyFor(node));
   if (!code) return node.Error(code.diag().reason);
   k->code_ = std::move(*code);
   k->fn_ = reinterpret_cast<ElementwiseFn>(k->code_->entry());
+  k->name_ = k->code_->name();
+  if (!node.setting("codegen_dump_lower").empty())
+    ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + k->name_ + " (" + k->nodes_ + ")\n" + k->ir_.ToText());
   node.AddCounter("jit_kernels", 1);
-  node.AddCounter("jit_compile_us",
-                  std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+  CountKernel(node, *k->code_, t0);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
@@ -116,7 +120,7 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   for (size_t i = 0; i < ir_.inputs.size(); ++i) buffers.push_back(const_cast<float*>(inputs[i]->data<float>()));
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
     buffers.push_back(ctx.Output(o, DType::kFloat, geo.shape)->data<float>());
-  fn_(buffers.data(), geo.rows, geo.cols, geo.input_cols.data());
+  fn_(buffers.data(), geo.rows, geo.cols, geo.input_cols.data(), RuntimeAbiTable());
   if (compare_) return Compare(ctx);
   return Status::OK();
 }

@@ -2,6 +2,7 @@
 // (jit_scan_kernel.cc), which calls the same generated body for each step.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -10,14 +11,13 @@
 
 #include "runtime/core/op_kernel.h"
 #include "runtime/jit/elementwise_ir.h"
+#include "runtime/jit/jit_engine.h"
 
 namespace nuphar {
 class GraphPlan;
 }
 
 namespace nuphar::jit {
-
-class CompiledCode;
 
 /// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim.
 struct ElementwiseGeometry {
@@ -46,7 +46,8 @@ class JitElementwiseKernel final : public OpKernel {
   Status RunReference(KernelContext& ctx) const;
   Status Compare(KernelContext& ctx) const;
 
-  using ElementwiseFn = void (*)(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols);
+  using ElementwiseFn = void (*)(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols,
+                                 void* const* abi);
   ElementwiseIR ir_;
   std::string name_, nodes_;
   std::shared_ptr<const GraphPlan> reference_;
@@ -58,8 +59,11 @@ class JitElementwiseKernel final : public OpKernel {
   mutable double max_abs_ = 0, max_rel_ = 0;
 };
 
-/// "k_<16 hex digits>": FNV-1a of a kernel's text, a stable name for dumps and profiles.
-std::string KernelName(const std::string& text);
+/// codegen_dump_module of the node's session.
+DumpOptions DumpOptionsFor(const NodeInfo& node);
+/// Adds the kernel to the session's counters: jit_compiled / jit_from_cache / jit_from_so by
+/// where its code came from, and the time since `start` to jit_compile_us.
+void CountKernel(const NodeInfo& node, const CompiledCode& code, std::chrono::steady_clock::time_point start);
 std::string LowerCase(std::string s);
 
 }  // namespace nuphar::jit

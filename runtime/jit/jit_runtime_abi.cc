@@ -10,12 +10,12 @@ void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n) { nuphar::GetVecto
 
 namespace nuphar::jit {
 
-const std::vector<AbiSymbol>& RuntimeAbiSymbols() {
-  static const std::vector<AbiSymbol> symbols = {
-      {"nuphar_jit_sigmoid_f32", reinterpret_cast<void*>(&nuphar_jit_sigmoid_f32)},
-      {"nuphar_jit_tanh_f32", reinterpret_cast<void*>(&nuphar_jit_tanh_f32)},
+void* const* RuntimeAbiTable() {
+  static void* const table[kAbiSlots] = {
+      reinterpret_cast<void*>(&nuphar_jit_sigmoid_f32),
+      reinterpret_cast<void*>(&nuphar_jit_tanh_f32),
   };
-  return symbols;
+  return table;
 }
 
 }  // namespace nuphar::jit

@@ -1,10 +1,11 @@
-// The plain C ABI between generated code and the runtime (spec runtime.md §8.2(2)): functions
-// the generated kernels call, registered by name in every engine (jit_engine.cc). Generated code
-// declares them by these names; nothing else crosses the border.
+// The plain C ABI between generated code and the runtime (spec runtime.md §8.2(2)): the functions
+// generated kernels call. Generated code never names them: every entry point receives the table
+// RuntimeAbiTable() as an argument and calls through its slots, so an object from the kernel cache
+// or an AOT library (kernel_cache.h) has no undefined symbol of the runtime's (only libm's) and
+// links into any process, whatever the runtime's symbol visibility.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 extern "C" {
 /// y[i] = sigmoid(x[i]) / tanh(x[i]) for i < n, through the reference's vector math
@@ -15,12 +16,14 @@ void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n);
 
 namespace nuphar::jit {
 
-struct AbiSymbol {
-  const char* name;
-  void* address;
+/// Slots of the table. Appending a slot is compatible; changing one bumps kCacheVersion.
+enum AbiSlot : int {
+  kAbiSigmoidF32 = 0,  ///< nuphar_jit_sigmoid_f32
+  kAbiTanhF32 = 1,     ///< nuphar_jit_tanh_f32
+  kAbiSlots
 };
 
-/// Every function above, for the engine's symbol table.
-const std::vector<AbiSymbol>& RuntimeAbiSymbols();
+/// The table every generated entry point receives.
+void* const* RuntimeAbiTable();
 
 }  // namespace nuphar::jit

@@ -25,13 +25,14 @@
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_engine.h"
 #include "runtime/jit/jit_kernel.h"
+#include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partitioner.h"
 #include "runtime/kernels/control_flow/control_flow_kernels.h"
 
 namespace nuphar::jit {
 namespace {
 
-using ScanLoopFn = void (*)(float** slots, const int64_t* params, int64_t t0, int64_t seq);
+using ScanLoopFn = void (*)(float** slots, const int64_t* params, int64_t t0, int64_t seq, void* const* abi);
 
 class JitScanKernel final : public OpKernel {
  public:
@@ -47,27 +48,19 @@ class JitScanKernel final : public OpKernel {
       return std::unique_ptr<OpKernel>(std::move(k));
     }
     const auto t0 = std::chrono::steady_clock::now();
-    std::string text = "scan";
-    for (const auto& s : k->layout_.steps) text += s.elementwise ? s.elementwise->ToText() : "direct\n";
-    const std::string name = KernelName(text + node.name());
     NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-    DumpOptions dump;
-    const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
-    dump.ll = module_dump == "ll";
-    dump.asm_ = module_dump == "asm";
     auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = EmitScanLoop(k->layout_, name, *context);
-    auto code = CompileModule(std::move(context), std::move(module), name, target, dump);
+    auto module = EmitScanLoop(k->layout_, kKernelEntry, *context);
+    auto code = CompileKernel(std::move(context), std::move(module), target, DumpOptionsFor(node), CachePolicyFor(node));
     if (!code) return node.Error(code.diag().reason);
     k->code_ = std::move(*code);
     k->loop_ = reinterpret_cast<ScanLoopFn>(k->code_->entry());
-    k->name_ = name;
+    k->name_ = k->code_->name();
     k->node_name_ = node.name();
     k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
     node.AddCounter("jit_scan_loops", 1);
-    node.AddCounter(
-        "jit_compile_us",
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+    CountKernel(node, *k->code_, t0);
+    const std::string& name = k->name_;
     if (!node.setting("nuphar_dump_partition").empty())
       ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + node.name() + "' is one generated loop (" + name +
                                             ") of " + std::to_string(k->layout_.steps.size()) + " step(s)");
@@ -266,6 +259,9 @@ class JitScanKernel final : public OpKernel {
         params[step.params] = rows;
         for (size_t i = 0; i < inputs.size(); ++i) params[step.params + 1 + i] = inputs[i] ? inputs[i]->size() : 0;
         scratch_bytes = std::max(scratch_bytes, step.direct->scratch_bytes(step.direct->state, rows));
+        const int fn_param = ScanLoopLayout::DirectFnParam(step);
+        params[fn_param] = reinterpret_cast<int64_t>(step.direct->fn);
+        params[fn_param + 1] = reinterpret_cast<int64_t>(step.direct->state);
       }
     }
 
@@ -311,7 +307,7 @@ class JitScanKernel final : public OpKernel {
     void* scratch = scratch_bytes > 0 ? ctx.Scratch(scratch_bytes) : nullptr;
     params[0] = reinterpret_cast<int64_t>(scratch);
 
-    loop_(slots.data(), params.data(), 1, seq);
+    loop_(slots.data(), params.data(), 1, seq, RuntimeAbiTable());
 
     for (int k = 0; k < N; ++k) {
       const Tensor* initial = ctx.input(static_cast<size_t>(k));

@@ -178,6 +178,11 @@ int main(int argc, char** argv) {
   out["jit_nodes"] = session->counter("jit_nodes");
   out["reference_nodes"] = session->counter("plan_nodes") - session->counter("plan_nodes_jit");
   out["compile_ms"] = Round3(static_cast<double>(session->counter("jit_compile_us")) / 1000.0);
+  // Where the kernels' code came from (runtime/jit/kernel_cache.h): compiled now, the object
+  // cache (nuphar_cache_path), or the AOT library create_shared wrote.
+  out["jit_compiled"] = session->counter("jit_compiled");
+  out["jit_from_cache"] = session->counter("jit_from_cache");
+  out["jit_from_so"] = session->counter("jit_from_so");
   std::printf("%s\n", out.dump().c_str());
   return kExitOk;
 }

@@ -1,0 +1,429 @@
+// The JIT's kernel cache and AOT library (runtime/jit/kernel_cache.h, create_shared.h; spec
+// runtime.md R4): a warm cache compiles nothing; identical kernels of two models share one
+// object; every fault (truncated, garbage or foreign objects, a garbage manifest, a library of
+// another version or model, an unwritable directory, a full disk) is a warning and a recompile
+// with unchanged outputs and nothing corrupt left; create_shared + nuphar_cache_force_no_jit runs
+// with zero compilations; two processes filling one directory leave every object verifiable.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "benchmark/rnn_model_gen.h"
+#include "editor/editor.h"
+#include "graph/diagnostics.h"
+#include "quantizer/quantizer.h"
+#include "runtime/jit/create_shared.h"
+#include "runtime/jit/kernel_cache.h"
+#include "runtime/session.h"
+
+extern char** environ;
+
+namespace nuphar {
+namespace {
+namespace fs = std::filesystem;
+
+// An int8 to_scan LSTM (one generated Scan loop plus elementwise partitions); `seed` changes
+// the weights only, so two seeds give two models with identical kernels.
+onnx::ModelProto MakeModel(uint32_t seed, int64_t hidden = 40) {
+  bench::RnnModelSpec spec;
+  spec.op = "lstm";
+  spec.input_dim = 24;
+  spec.hidden_dim = hidden;
+  spec.seq_len = "seq";
+  spec.seed = seed;
+  auto model = bench::MakeRnnModel(spec);
+  EXPECT_TRUE(model.ok()) << model.message();
+  editor::EditorOptions eo;
+  eo.log = [](const std::string&) {};
+  EXPECT_TRUE(editor::RunEditor("to_scan", &*model, eo).ok());
+  quant::QuantizeOptions qo;
+  qo.only_for_scan = true;
+  EXPECT_TRUE(quant::Quantize(&*model, qo).ok());
+  return *model;
+}
+
+NamedTensors Inputs(const onnx::ModelProto& model) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(9 * 24);
+  for (auto& x : v) x = dist(rng);
+  return {{model.graph().input(0).name(), Tensor::FromVector<float>({9, 1, 24}, v)}};
+}
+
+struct Loaded {
+  std::unique_ptr<Session> session;
+  std::vector<Tensor> outputs;
+  std::vector<std::string> warnings;
+  int64_t compiled = 0, from_cache = 0, from_so = 0;
+};
+
+Loaded Load(const onnx::ModelProto& model, const std::string& settings) {
+  Loaded l;
+  DiagnosticCapture capture;
+  SessionOptions options;
+  options.settings = settings;
+  auto session = Session::CreateFromModel(model, options);
+  EXPECT_TRUE(session.ok()) << session.message();
+  if (!session.ok()) return l;
+  l.session = std::move(*session);
+  auto out = l.session->Run(Inputs(model));
+  EXPECT_TRUE(out.ok()) << out.message();
+  if (out.ok()) l.outputs = std::move(*out);
+  l.warnings = capture.Texts(Severity::kWarning);
+  l.compiled = l.session->counter("jit_compiled");
+  l.from_cache = l.session->counter("jit_from_cache");
+  l.from_so = l.session->counter("jit_from_so");
+  return l;
+}
+
+void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].shape(), b[i].shape());
+    EXPECT_EQ(0, std::memcmp(a[i].raw(), b[i].raw(), a[i].bytes())) << "output " << i;
+  }
+}
+
+bool AnyContains(const std::vector<std::string>& lines, const std::string& fragment) {
+  for (const auto& l : lines)
+    if (l.find(fragment) != std::string::npos) return true;
+  return false;
+}
+
+class JitCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("nuphar_cache_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    dir_ = root_ / jit::CacheVersion();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::string Settings(const std::string& extra = "") const {
+    return "nuphar_cache_path:" + root_.string() + (extra.empty() ? "" : ", " + extra);
+  }
+  std::vector<fs::path> Objects() const {
+    std::vector<fs::path> out;
+    if (!fs::exists(dir_)) return out;
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().extension() == ".o") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Nothing corrupt or half-written is left: every object verifies against the manifest and no
+  // temporary file remains.
+  void ExpectCacheSound() const {
+    if (!fs::exists(dir_)) return;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      const std::string file = e.path().filename().string();
+      EXPECT_EQ(file.find(".tmp."), std::string::npos) << "temporary file left: " << file;
+      if (e.path().extension() == ".o")
+        EXPECT_EQ(jit::VerifyObjectFile(e.path().string(), e.path().stem().string(), true), "") << file;
+    }
+  }
+  // The outputs of `model` on the reference executor (generated code is bit-identical to it).
+  static std::vector<Tensor> WantOutputs(const onnx::ModelProto& model) {
+    return Load(model, "nuphar_execution_mode:reference").outputs;
+  }
+
+  fs::path root_, dir_;
+};
+
+TEST_F(JitCache, WarmSessionCompilesNothingAndMatches) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Loaded cold = Load(model, Settings());
+  EXPECT_GT(cold.compiled, 0);
+  EXPECT_EQ(cold.from_cache, 0);
+  EXPECT_EQ(static_cast<int64_t>(Objects().size()), cold.compiled);  // this model's kernels are all distinct
+  Loaded warm = Load(model, Settings());
+  EXPECT_EQ(warm.compiled, 0);
+  EXPECT_EQ(warm.from_cache, cold.compiled);
+  EXPECT_TRUE(warm.warnings.empty()) << warm.warnings.front();
+  ExpectSameOutputs(want, cold.outputs);
+  ExpectSameOutputs(want, warm.outputs);
+  ExpectCacheSound();
+}
+
+TEST_F(JitCache, IdenticalKernelsOfTwoModelsShareOneObject) {
+  const auto a = MakeModel(1), b = MakeModel(2);
+  Loaded la = Load(a, Settings());
+  const auto objects = Objects();
+  ASSERT_FALSE(objects.empty());
+  Loaded lb = Load(b, Settings());
+  EXPECT_EQ(lb.compiled, 0) << "model b's kernels are model a's";
+  EXPECT_EQ(Objects(), objects);
+  ExpectSameOutputs(WantOutputs(b), lb.outputs);
+  // A model with other static dims has other kernels.
+  Loaded lc = Load(MakeModel(1, 48), Settings());
+  EXPECT_GT(lc.compiled, 0);
+  EXPECT_GT(Objects().size(), objects.size());
+}
+
+TEST_F(JitCache, TruncatedAndGarbageObjectsAreRecompiled) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings());
+  auto objects = Objects();
+  ASSERT_GE(objects.size(), 2u);
+  fs::resize_file(objects[0], fs::file_size(objects[0]) / 2);
+  {
+    std::ofstream garbage(objects[1], std::ios::binary | std::ios::trunc);
+    std::mt19937 rng(3);
+    for (int i = 0; i < 4096; ++i) garbage.put(static_cast<char>(rng()));
+  }
+  Loaded l = Load(model, Settings());
+  EXPECT_EQ(l.compiled, 2);
+  EXPECT_TRUE(AnyContains(l.warnings, objects[0].filename().string())) << l.warnings.size();
+  EXPECT_TRUE(AnyContains(l.warnings, objects[1].filename().string()));
+  ExpectSameOutputs(want, l.outputs);
+  ExpectCacheSound();  // both were overwritten by good objects
+  EXPECT_EQ(Load(model, Settings()).compiled, 0);
+}
+
+TEST_F(JitCache, ObjectOfAnotherKernelOrVersionIsNotUsed) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings());
+  auto objects = Objects();
+  ASSERT_GE(objects.size(), 2u);
+  // Another kernel's valid object under this kernel's name, listed as such in the manifest: only
+  // the symbol check can refuse it.
+  fs::copy_file(objects[1], objects[0], fs::copy_options::overwrite_existing);
+  {
+    std::ifstream in(dir_ / "manifest.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto entry = [&](const std::string& name) {
+      std::smatch m;
+      EXPECT_TRUE(std::regex_search(text, m, std::regex("\"" + name + "\": \\{[^}]*\\}")));
+      return m.str(0);
+    };
+    const std::string e0 = entry(objects[0].stem().string()), e1 = entry(objects[1].stem().string());
+    std::string forged = e1;
+    forged.replace(1, objects[1].stem().string().size(), objects[0].stem().string());
+    text.replace(text.find(e0), e0.size(), forged);
+    std::ofstream(dir_ / "manifest.json", std::ios::trunc) << text;
+  }
+  EXPECT_NE(jit::VerifyObjectFile(objects[0].string(), objects[0].stem().string(), true), "");
+  // Objects of another cache version sit in another directory and are never looked at.
+  fs::create_directories(root_ / "0.9.0");
+  fs::copy_file(objects[1], root_ / "0.9.0" / objects[1].filename());
+  Loaded l = Load(model, Settings());
+  EXPECT_GE(l.compiled, 1);
+  EXPECT_TRUE(AnyContains(l.warnings, objects[0].filename().string()));
+  ExpectSameOutputs(want, l.outputs);
+  ExpectCacheSound();
+}
+
+TEST_F(JitCache, GarbageManifestIsRebuilt) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings());
+  { std::ofstream(dir_ / "manifest.json", std::ios::trunc) << "{ not json"; }
+  Loaded l = Load(model, Settings());
+  EXPECT_GT(l.compiled, 0);
+  EXPECT_TRUE(AnyContains(l.warnings, "manifest.json"));
+  ExpectSameOutputs(want, l.outputs);
+  ExpectCacheSound();
+  EXPECT_EQ(Load(model, Settings()).compiled, 0);
+}
+
+TEST_F(JitCache, UnwritableDirectoryOnlyWarns) {
+  const auto model = MakeModel(1);
+  { std::ofstream(root_ / "file") << "x"; }  // a path through a regular file cannot be created, even as root
+  Loaded l = Load(model, "nuphar_cache_path:" + (root_ / "file" / "cache").string());
+  EXPECT_GT(l.compiled, 0);
+  EXPECT_TRUE(AnyContains(l.warnings, "cannot create"));
+  ExpectSameOutputs(WantOutputs(model), l.outputs);
+}
+
+TEST_F(JitCache, DiskFullWhileSavingLeavesNothingBehind) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  fs::create_directories(dir_);
+  struct rlimit old_limit;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
+  struct rlimit small = old_limit;
+  small.rlim_cur = 512;  // below any object's size
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Loaded l = Load(model, Settings());
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_GT(l.compiled, 0);
+  EXPECT_TRUE(AnyContains(l.warnings, "cannot save"));
+  ExpectSameOutputs(want, l.outputs);
+  EXPECT_TRUE(Objects().empty());
+  ExpectCacheSound();
+}
+
+TEST_F(JitCache, SharedLibraryServesEverythingAndChecksTheModel) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  const fs::path model_file = root_ / "model.onnx";
+  { std::ofstream(model_file, std::ios::binary) << model.SerializeAsString(); }
+  SessionOptions options;
+  options.settings = Settings();
+  auto warm = Session::Create(model_file.string(), options);  // fills the cache
+  ASSERT_TRUE(warm.ok()) << warm.message();
+  const int64_t kernels = (*warm)->counter("jit_compiled");
+  jit::SharedLibraryOptions so;
+  so.dir = dir_.string();
+  so.input_model = model_file.string();
+  auto report = jit::CreateSharedLibrary(so);
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_EQ(static_cast<int64_t>(report->objects.size()), kernels);
+  EXPECT_TRUE(Objects().empty()) << "the objects are removed without keep_input";
+
+  // Force no JIT: everything from the library, bit-identical.
+  options.settings = Settings("nuphar_cache_force_no_jit:on");
+  {
+    DiagnosticCapture capture;
+    auto s = Session::Create(model_file.string(), options);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ((*s)->counter("jit_compiled"), 0);
+    EXPECT_EQ((*s)->counter("jit_from_so"), kernels);
+    auto out = (*s)->Run(Inputs(model));
+    ASSERT_TRUE(out.ok());
+    ExpectSameOutputs(want, *out);
+    EXPECT_TRUE(capture.Texts(Severity::kWarning).empty());
+  }
+  // Another model (other weights, same kernels): the library's checksum differs, so it is ignored
+  // with the warning and the kernels compile; with force_no_jit, creation fails naming a kernel.
+  const auto other = MakeModel(2);
+  Loaded l = Load(other, Settings());
+  EXPECT_EQ(l.from_so, 0);
+  EXPECT_EQ(l.compiled, kernels);
+  EXPECT_TRUE(AnyContains(l.warnings, "Cache checksum validation failed, using JIT..."));
+  ExpectSameOutputs(WantOutputs(other), l.outputs);
+  const fs::path other_file = root_ / "other.onnx";
+  { std::ofstream(other_file, std::ios::binary) << other.SerializeAsString(); }
+  for (const auto& o : Objects()) fs::remove(o);
+  auto refused = Session::Create(other_file.string(), options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("nuphar_cache_force_no_jit"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("k_"), std::string::npos) << refused.message();
+}
+
+TEST_F(JitCache, LibraryOfAnotherVersionIsIgnored) {
+  const auto model = MakeModel(1);
+  fs::create_directories(dir_);
+  const fs::path src = root_ / "v.cc";
+  { std::ofstream(src) << "extern \"C\" const char* nuphar_cache_version() { return \"0.0.1\"; }\n"; }
+  const std::string command = "c++ -shared -fPIC -o " + (dir_ / "jit.so").string() + " " + src.string();
+  if (std::system(command.c_str()) != 0) GTEST_SKIP() << "no C++ compiler";
+  Loaded l = Load(model, Settings());
+  EXPECT_EQ(l.from_so, 0);
+  EXPECT_GT(l.compiled, 0);
+  EXPECT_TRUE(AnyContains(l.warnings, "is cache version 0.0.1"));
+  ExpectSameOutputs(WantOutputs(model), l.outputs);
+  { std::ofstream(dir_ / "jit.so", std::ios::trunc) << "garbage"; }
+  Loaded g = Load(model, "nuphar_cache_path:" + root_.string() + ", nuphar_cache_so_name:jit.so");
+  EXPECT_EQ(g.from_so, 0);  // opened once per process: the warning came with the first load
+  ExpectSameOutputs(WantOutputs(model), g.outputs);
+}
+
+TEST_F(JitCache, CreateSharedRefusesCorruptObjectsAndMissingFiles) {
+  const auto model = MakeModel(1);
+  Load(model, Settings());
+  auto objects = Objects();
+  ASSERT_FALSE(objects.empty());
+  jit::SharedLibraryOptions so;
+  so.dir = dir_.string();
+  so.input_model = (root_ / "missing.onnx").string();
+  auto missing = jit::CreateSharedLibrary(so);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("missing.onnx"), std::string::npos);
+  fs::resize_file(objects[0], 10);
+  so.input_model.clear();
+  auto corrupt = jit::CreateSharedLibrary(so);
+  ASSERT_FALSE(corrupt.ok());
+  EXPECT_NE(corrupt.message().find(objects[0].filename().string()), std::string::npos) << corrupt.message();
+  so.compiler = "/nonexistent/c++";
+  fs::remove(objects[0]);
+  auto no_toolchain = jit::CreateSharedLibrary(so);
+  ASSERT_FALSE(no_toolchain.ok());
+  EXPECT_NE(no_toolchain.message().find("was not found"), std::string::npos) << no_toolchain.message();
+  EXPECT_FALSE(fs::exists(dir_ / "jit.so"));
+  ExpectCacheSound();
+}
+
+// The child side of the next test: loads the model file named by the environment into the
+// cache directory named there and checks its outputs against the reference executor.
+TEST(JitCacheChild, LoadAndCheck) {
+  const char* dir = std::getenv("NUPHAR_CACHE_TEST_CHILD_DIR");
+  if (!dir) GTEST_SKIP() << "runs as a child of JitCache.TwoProcessesFillOneDirectory";
+  const auto model = MakeModel(1);
+  SessionOptions options;
+  options.settings = std::string("nuphar_cache_path:") + dir;
+  auto session = Session::CreateFromModel(model, options);
+  ASSERT_TRUE(session.ok()) << session.message();
+  auto out = (*session)->Run(Inputs(model));
+  ASSERT_TRUE(out.ok());
+  SessionOptions reference;
+  reference.settings = "nuphar_execution_mode:reference";
+  auto ref = Session::CreateFromModel(model, reference);
+  ASSERT_TRUE(ref.ok());
+  auto want = (*ref)->Run(Inputs(model));
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(out->size(), want->size());
+  for (size_t i = 0; i < out->size(); ++i)
+    EXPECT_EQ(0, std::memcmp((*out)[i].raw(), (*want)[i].raw(), (*want)[i].bytes()));
+}
+
+TEST_F(JitCache, TwoProcessesFillOneDirectory) {
+  for (int round = 0; round < 20; ++round) {
+    SCOPED_TRACE(round);
+    const fs::path dir = root_ / ("round" + std::to_string(round));
+    std::vector<std::string> env_strings;
+    for (char** e = environ; *e; ++e) env_strings.push_back(*e);
+    env_strings.push_back("NUPHAR_CACHE_TEST_CHILD_DIR=" + dir.string());
+    std::vector<char*> env;
+    for (auto& s : env_strings) env.push_back(s.data());
+    env.push_back(nullptr);
+    std::string self = fs::read_symlink("/proc/self/exe").string();
+    std::string filter = "--gtest_filter=JitCacheChild.LoadAndCheck";
+    std::string quiet = "--gtest_brief=1";
+    char* argv[] = {self.data(), filter.data(), quiet.data(), nullptr};
+    posix_spawn_file_actions_t quiet_stdout;  // a failing child still prints to stderr
+    posix_spawn_file_actions_init(&quiet_stdout);
+    posix_spawn_file_actions_addopen(&quiet_stdout, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pids[2];
+    for (pid_t& pid : pids)
+      ASSERT_EQ(::posix_spawn(&pid, self.c_str(), &quiet_stdout, nullptr, argv, env.data()), 0);
+    posix_spawn_file_actions_destroy(&quiet_stdout);
+    for (pid_t pid : pids) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    }
+    const fs::path versioned = dir / jit::CacheVersion();
+    int objects = 0;
+    for (const auto& e : fs::directory_iterator(versioned)) {
+      const std::string file = e.path().filename().string();
+      EXPECT_EQ(file.find(".tmp."), std::string::npos) << file;
+      if (e.path().extension() != ".o") continue;
+      ++objects;
+      EXPECT_EQ(jit::VerifyObjectFile(e.path().string(), e.path().stem().string(), true), "") << file;
+    }
+    EXPECT_GT(objects, 0);
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
