@@ -9,11 +9,10 @@
 
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Object/ObjectFile.h>
-#include <llvm/Support/FormatVariadic.h>
-#include <llvm/Support/JSON.h>
 #include <llvm/Support/MD5.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SHA256.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -113,53 +112,41 @@ struct Manifest {
   std::map<std::string, std::set<std::string>> models;  // model md5 -> kernel names
 };
 
-// Parses `text`; false (with `why`) when it is not a manifest of this version.
+// Parses `text`; false (with `why`) when it is not a manifest of this version. (nlohmann's JSON,
+// not LLVM's: llvm/Support/JSON.h does not compile under clang's C++20 with libstdc++ 12, which the
+// fuzz build uses.)
 bool ParseManifest(llvm::StringRef text, Manifest* m, std::string* why) {
-  auto value = llvm::json::parse(text);
-  if (!value) {
-    *why = llvm::toString(value.takeError());
-    return false;
-  }
-  const llvm::json::Object* root = value->getAsObject();
-  if (!root) return *why = "not a JSON object", false;
-  auto version = root->getString("cache_version");
-  if (!version || *version != kCacheVersion) return *why = "not a manifest of cache version " + std::string(kCacheVersion), false;
-  if (const llvm::json::Object* objects = root->getObject("objects")) {
-    for (const auto& [name, entry] : *objects) {
-      const llvm::json::Object* e = entry.getAsObject();
-      if (!e) return *why = "object entry '" + name.str() + "' is not an object", false;
-      auto size = e->getInteger("size");
-      auto sha = e->getString("sha256");
-      if (!size || *size < 0 || !sha) return *why = "object entry '" + name.str() + "' lacks size or sha256", false;
-      m->objects[name.str()] = ObjectEntry{static_cast<uint64_t>(*size), sha->str()};
+  const nlohmann::json root = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) return *why = "not JSON", false;
+  if (!root.is_object()) return *why = "not a JSON object", false;
+  auto version = root.find("cache_version");
+  if (version == root.end() || !version->is_string() || version->get<std::string>() != kCacheVersion)
+    return *why = "not a manifest of cache version " + std::string(kCacheVersion), false;
+  if (auto objects = root.find("objects"); objects != root.end() && objects->is_object()) {
+    for (const auto& [name, e] : objects->items()) {
+      if (!e.is_object() || !e.contains("size") || !e["size"].is_number_unsigned() || !e.contains("sha256") ||
+          !e["sha256"].is_string())
+        return *why = "object entry '" + name + "' lacks size or sha256", false;
+      m->objects[name] = ObjectEntry{e["size"].get<uint64_t>(), e["sha256"].get<std::string>()};
     }
   }
-  if (const llvm::json::Object* models = root->getObject("models")) {
-    for (const auto& [md5, list] : *models) {
-      const llvm::json::Array* a = list.getAsArray();
-      if (!a) return *why = "model entry '" + md5.str() + "' is not a list", false;
-      for (const auto& k : *a)
-        if (auto s = k.getAsString()) m->models[md5.str()].insert(s->str());
+  if (auto models = root.find("models"); models != root.end() && models->is_object()) {
+    for (const auto& [md5, list] : models->items()) {
+      if (!list.is_array()) return *why = "model entry '" + md5 + "' is not a list", false;
+      for (const auto& k : list)
+        if (k.is_string()) m->models[md5].insert(k.get<std::string>());
     }
   }
   return true;
 }
 
 std::string ManifestText(const Manifest& m) {
-  llvm::json::Object objects;
-  for (const auto& [name, e] : m.objects)
-    objects[name] = llvm::json::Object{{"size", static_cast<int64_t>(e.size)}, {"sha256", e.sha256}};
-  llvm::json::Object models;
-  for (const auto& [md5, kernels] : m.models) {
-    llvm::json::Array list;
-    for (const auto& k : kernels) list.push_back(k);
-    models[md5] = std::move(list);
-  }
-  llvm::json::Object root{{"cache_version", kCacheVersion}, {"objects", std::move(objects)}, {"models", std::move(models)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-  return os.str();
+  nlohmann::json objects = nlohmann::json::object();
+  for (const auto& [name, e] : m.objects) objects[name] = {{"size", e.size}, {"sha256", e.sha256}};
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& [md5, kernels] : m.models) models[md5] = std::vector<std::string>(kernels.begin(), kernels.end());
+  const nlohmann::json root = {{"cache_version", kCacheVersion}, {"objects", objects}, {"models", models}};
+  return root.dump(2) + "\n";
 }
 
 // The manifest of `dir` as on disk now (empty when absent; a garbage one is warned once and read
