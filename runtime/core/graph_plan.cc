@@ -152,29 +152,50 @@ Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limi
 }  // namespace
 
 // Constant values visible from `graph` before it is compiled: its initializers, its Constant
-// nodes, and constants of the enclosing scopes. Converted on first use and cached.
+// nodes, and constants of the enclosing scopes. Converted on first use and cached. Which names the
+// graph computes is indexed (the partitioner asks about every value: scanning the graph per lookup
+// made loading quadratic in its size); the index is rebuilt when a rewrite has changed the
+// graph's node or initializer count, and values are always read from the live graph.
 static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent) {
-  auto cache = std::make_shared<std::unordered_map<std::string, Tensor>>();
-  return [&graph, parent, cache](const std::string& name) -> const Tensor* {
+  struct Index {
+    int nodes = -1, initializers = -1;  // the graph's sizes when built
+    std::unordered_set<std::string> initializer, constant_output, computed;
+    std::unordered_map<std::string, Tensor> converted;
+  };
+  auto index = std::make_shared<Index>();
+  return [&graph, parent, index](const std::string& name) -> const Tensor* {
     if (name.empty()) return nullptr;
-    if (auto it = cache->find(name); it != cache->end()) return &it->second;
-    for (const auto& t : graph.initializer()) {
-      if (t.name() != name) continue;
-      auto value = TensorFromProto(t);
-      return value ? &cache->emplace(name, std::move(*value)).first->second : nullptr;
+    if (auto it = index->converted.find(name); it != index->converted.end()) return &it->second;
+    if (index->nodes != graph.node_size() || index->initializers != graph.initializer_size()) {
+      index->initializer.clear();
+      index->constant_output.clear();
+      index->computed.clear();
+      for (const auto& t : graph.initializer()) index->initializer.insert(t.name());
+      for (const auto& n : graph.node())
+        for (const auto& o : n.output()) (n.op_type() == "Constant" ? index->constant_output : index->computed).insert(o);
+      index->nodes = graph.node_size();
+      index->initializers = graph.initializer_size();
     }
-    for (const auto& n : graph.node()) {
-      if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
-      for (const auto& a : n.attribute()) {
-        if (a.name() != "value" || !a.has_t()) continue;
-        auto value = TensorFromProto(a.t());
-        return value ? &cache->emplace(name, std::move(*value)).first->second : nullptr;
+    if (index->initializer.count(name)) {
+      for (const auto& t : graph.initializer()) {
+        if (t.name() != name) continue;
+        auto value = TensorFromProto(t);
+        return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
       }
-      return nullptr;
     }
-    for (const auto& n : graph.node())
-      for (const auto& o : n.output())
-        if (o == name) return nullptr;  // computed here: not a constant
+    if (index->constant_output.count(name)) {
+      for (const auto& n : graph.node()) {
+        if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
+        for (const auto& a : n.attribute()) {
+          if (a.name() != "value" || !a.has_t()) continue;
+          auto value = TensorFromProto(a.t());
+          return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
+        }
+        return nullptr;
+      }
+      return nullptr;  // an output of a Constant with several outputs: computed here
+    }
+    if (index->computed.count(name)) return nullptr;  // computed here: not a constant
     if (!parent) return nullptr;
     const int ref = parent->Resolve(name);
     return ref == -1 ? nullptr : parent->ConstantFor(ref);
