@@ -195,11 +195,16 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   origin_ = origin;
   model_ = std::make_unique<ModelContext>();
   model_->file = origin;
-  // Asked by kernel factories while the plan compiles (single-threaded); `model_bytes` refers to
-  // the caller's model, so the function is dropped once the plan is built.
-  model_->model_checksum = [&model_bytes, md5 = std::make_shared<std::string>()]() {
-    if (md5->empty()) *md5 = jit::ModelChecksum(model_bytes());
-    return *md5;
+  // Asked by kernel factories and load jobs (possibly side by side); `model_bytes` refers to the
+  // caller's model, so the function is dropped once loading is done.
+  struct Memo {
+    std::mutex mutex;
+    std::string md5;
+  };
+  model_->model_checksum = [&model_bytes, memo = std::make_shared<Memo>()]() {
+    std::lock_guard<std::mutex> lock(memo->mutex);
+    if (memo->md5.empty()) memo->md5 = jit::ModelChecksum(model_bytes());
+    return memo->md5;
   };
   model_->settings = settings_.get();
   model_->registry = &SessionKernels();
@@ -252,9 +257,10 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
                                         " bytes, above nuphar_max_tensor_bytes (" + std::to_string(big->limit) + ")"
                                   : std::string("out of memory while loading the model"));
   }
-  model_->model_checksum = nullptr;
   if (!plan) return plan.status();
   plan_ = std::move(*plan);
+  NUPHAR_RETURN_IF_ERROR(RunLoadJobs());
+  model_->model_checksum = nullptr;
 
   std::unordered_map<std::string, bool> has_initializer;
   for (const auto& t : model_in.graph().initializer()) has_initializer[t.name()] = true;
@@ -266,6 +272,31 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
     inputs_.back().has_default = has_initializer.count(vi.name()) > 0;
   }
   for (const auto& vi : model_in.graph().output()) outputs_.push_back(DescribeValue(vi));
+  return Status::OK();
+}
+
+// The kernels' deferred work (ModelContext::load_jobs: the JIT's compiles), side by side on the
+// session's workers when it has more than one thread. What a job reports (cache warnings, dumps)
+// is collected on its thread and replayed here in queue order, so it reaches the caller's sink
+// (graph/diagnostics.h sinks are per thread); errors too are taken in queue order.
+Status Session::RunLoadJobs() {
+  std::vector<std::function<Status()>> jobs = std::move(model_->load_jobs);
+  model_->load_jobs.clear();
+  std::vector<Status> results(jobs.size());
+  std::vector<std::vector<std::pair<Severity, std::string>>> reports(jobs.size());
+  auto run = [&](int i) {
+    ScopedDiagnosticSink collect([&reports, i](Severity s, const std::string& line) { reports[i].emplace_back(s, line); });
+    results[i] = jobs[i]();
+  };
+  if (thread_pool_ && thread_pool_->num_threads() > 1 && jobs.size() > 1) {
+    thread_pool_->ParallelFor(static_cast<int>(jobs.size()), run);
+  } else {
+    for (size_t i = 0; i < jobs.size(); ++i) run(static_cast<int>(i));
+  }
+  for (const auto& lines : reports)
+    for (const auto& [severity, line] : lines) ReportDiagnostic(severity, line);
+  for (Status& s : results)
+    if (!s.ok()) return s.WithFile(origin_);
   return Status::OK();
 }
 

@@ -104,6 +104,7 @@ class Session {
                                                        const std::function<std::string()>& model_bytes);
   Status Init(const onnx::ModelProto& model, const std::string& origin,
               const std::function<std::string()>& model_bytes);
+  Status RunLoadJobs();
   Status CheckInputs(const NamedTensors& inputs) const;
   std::unique_ptr<Frame> AcquireFrame() const;
   void ReleaseFrame(std::unique_ptr<Frame> frame) const;

@@ -15,6 +15,11 @@
 
 namespace nuphar {
 
+void ModelContext::AddCounter(const std::string& name, int64_t value) const {
+  std::lock_guard<std::mutex> lock(counters_mutex);
+  counters[name] += value;
+}
+
 int ModelContext::OpsetFor(const std::string& domain) const {
   // Nodes of the runtime's own rewrites keep the semantics of the ONNX opset they replace (a JitScan
   // is a Scan of the model's opset).

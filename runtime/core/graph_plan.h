@@ -17,6 +17,7 @@
 
 #include <deque>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -70,6 +71,13 @@ struct ModelContext {
   /// Statistics of the rewrites and kernels, over all graphs compiled so far, by name (e.g.
   /// "jit_nodes"; runtime/jit/partitioner.h lists its own). Compilation is single-threaded.
   mutable std::unordered_map<std::string, int64_t> counters;
+  /// Adds to `counters` under a lock: load jobs (below) run side by side.
+  void AddCounter(const std::string& name, int64_t value) const;
+  mutable std::mutex counters_mutex;
+  /// Work that kernel factories leave for the end of loading (NodeInfo::DeferUntilLoaded: the
+  /// JIT's compiles). Session::Create runs every job once the whole plan is built, side by side on
+  /// the session's workers when it has more than one thread; the first failure fails the load.
+  mutable std::vector<std::function<Status()>> load_jobs;
   int OpsetFor(const std::string& domain) const;
 };
 

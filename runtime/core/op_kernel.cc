@@ -42,8 +42,26 @@ int64_t NodeInfo::parallel_min_work() const {
   return scope_ && scope_->model ? scope_->model->parallel_min_work : 0;
 }
 
+std::function<void(const std::string&, int64_t)> NodeInfo::CounterSink() const {
+  const ModelContext* model = scope_ ? scope_->model : nullptr;
+  return [model](const std::string& name, int64_t value) {
+    if (model) model->AddCounter(name, value);
+  };
+}
+
+Status NodeInfo::DeferUntilLoaded(std::function<Status()> job) const {
+  if (!scope_ || !scope_->model) return job();
+  scope_->model->load_jobs.push_back(std::move(job));
+  return Status::OK();
+}
+
+std::function<std::string()> NodeInfo::ModelChecksumFn() const {
+  if (!scope_ || !scope_->model || !scope_->model->model_checksum) return [] { return std::string(); };
+  return scope_->model->model_checksum;
+}
+
 void NodeInfo::AddCounter(const std::string& name, int64_t value) const {
-  if (scope_ && scope_->model) scope_->model->counters[name] += value;
+  if (scope_ && scope_->model) scope_->model->AddCounter(name, value);
 }
 
 const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const {

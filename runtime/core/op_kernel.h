@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -82,6 +83,15 @@ class NodeInfo {
 
   /// Adds `value` to the session's statistic `name` (ModelContext::counters; e.g. "jit_kernels").
   void AddCounter(const std::string& name, int64_t value) const;
+  /// The same, as a function that stays valid until the session is loaded (for load jobs).
+  std::function<void(const std::string&, int64_t)> CounterSink() const;
+  /// `job` runs after the whole plan is built, possibly beside other jobs on another thread, and
+  /// before Session::Create returns; its error fails the load. Outside a session it runs now.
+  /// The job must not refer to this NodeInfo, and must stay harmless if the kernel that queued it
+  /// is gone by then (a node folded at load time drops its kernel).
+  Status DeferUntilLoaded(std::function<Status()> job) const;
+  /// model_checksum() as a function valid until the session is loaded, safe from load jobs.
+  std::function<std::string()> ModelChecksumFn() const;
 
   /// A Diag for this node.
   Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }

@@ -56,29 +56,47 @@ std::vector<std::string> FeaturesAbove(IsaTier tier) {
   return off;
 }
 
-// The ObjectCache behind an engine's compiler (R4): hands LLJIT's SimpleCompiler the verified
-// object CompileKernel found in the kernel cache instead of compiling, and keeps the object it
-// compiles so CompileKernel can save it. Set and read under the engine's mutex, around one
-// module's compilation.
+// The ObjectCache behind an engine's compiler (R4): hands LLJIT's compiler the verified object
+// CompileKernel found in the kernel cache instead of compiling, and keeps the object it compiles
+// so CompileKernel can save it. Requests are keyed by module identifier (the kernel's name and a
+// sequence number), so kernels compile side by side.
 class KernelObjectCache final : public llvm::ObjectCache {
  public:
-  void Begin(std::unique_ptr<llvm::MemoryBuffer> cached) {
-    cached_ = std::move(cached);
-    compiled_.reset();
+  void Begin(const std::string& module_id, std::unique_ptr<llvm::MemoryBuffer> cached) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_[module_id].cached = std::move(cached);
   }
-  std::unique_ptr<llvm::MemoryBuffer> TakeCompiled() { return std::move(compiled_); }
+  /// Ends the request: the object the compiler produced, if it ran.
+  std::unique_ptr<llvm::MemoryBuffer> End(const std::string& module_id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto node = requests_.extract(module_id);
+    return node.empty() ? nullptr : std::move(node.mapped().compiled);
+  }
 
-  void notifyObjectCompiled(const llvm::Module*, llvm::MemoryBufferRef object) override {
-    compiled_ = llvm::MemoryBuffer::getMemBufferCopy(object.getBuffer(), object.getBufferIdentifier());
+  void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef object) override {
+    auto copy = llvm::MemoryBuffer::getMemBufferCopy(object.getBuffer(), object.getBufferIdentifier());
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = requests_.find(m->getModuleIdentifier());
+    if (it != requests_.end()) it->second.compiled = std::move(copy);
   }
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return std::move(cached_); }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module* m) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = requests_.find(m->getModuleIdentifier());
+    return it == requests_.end() ? nullptr : std::move(it->second.cached);
+  }
 
  private:
-  std::unique_ptr<llvm::MemoryBuffer> cached_, compiled_;
+  struct Request {
+    std::unique_ptr<llvm::MemoryBuffer> cached, compiled;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Request> requests_;
 };
 
 // One LLJIT for one target. Its main JITDylib holds the process's symbols (libm); every kernel's
 // JITDylib links against it. Generated code names nothing of the runtime (jit_runtime_abi.h).
+// Compiles run side by side: each makes its own TargetMachine (LLVM's caches subtargets without a
+// lock), for the optimizer here and for codegen in LLJIT's ConcurrentIRCompiler.
 class Engine {
  public:
   static Expected<std::unique_ptr<Engine>> Create(const CodegenTarget& target) {
@@ -97,14 +115,15 @@ class Engine {
     auto tm = jtmb->createTargetMachine();
     if (!tm) return Diag::Msg("jit: no target machine for " + target.Describe() + ": " + ErrorText(tm.takeError()));
     auto engine = std::unique_ptr<Engine>(new Engine());
-    engine->tm_ = std::move(*tm);
+    engine->jtmb_ = std::make_unique<llvm::orc::JITTargetMachineBuilder>(*jtmb);
+    engine->triple_ = (*tm)->getTargetTriple().str();
     Engine* raw = engine.get();
     auto jit = llvm::orc::LLJITBuilder()
                    .setJITTargetMachineBuilder(*jtmb)
                    .setCompileFunctionCreator(
-                       [raw](llvm::orc::JITTargetMachineBuilder)
+                       [raw](llvm::orc::JITTargetMachineBuilder builder)
                            -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
-                         return std::make_unique<llvm::orc::SimpleCompiler>(*raw->tm_, &raw->object_cache_);
+                         return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(builder), &raw->object_cache_);
                        })
                    .create();
     if (!jit) return Diag::Msg("jit: LLJIT creation failed: " + ErrorText(jit.takeError()));
@@ -117,19 +136,22 @@ class Engine {
     return engine;
   }
 
-  llvm::TargetMachine& target_machine() { return *tm_; }
+  /// A TargetMachine of this engine's target for one compile (not shared between threads).
+  Expected<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine() const {
+    auto tm = jtmb_->createTargetMachine();
+    if (!tm) return Diag::Msg("jit: no target machine: " + ErrorText(tm.takeError()));
+    return std::move(*tm);
+  }
+  const std::string& triple() const { return triple_; }
   llvm::orc::LLJIT& jit() { return *jit_; }
   KernelObjectCache& object_cache() { return object_cache_; }
-  /// Held while compiling into or removing from this engine: the TargetMachine caches subtargets
-  /// without a lock, so concurrent sessions take turns (compiling is load-time work).
-  std::mutex& mutex() { return mutex_; }
 
  private:
   Engine() = default;
-  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb_;
+  std::string triple_;
   KernelObjectCache object_cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  std::mutex mutex_;
 };
 
 // Code in a JITDylib of its own (compiled, or linked from a cached object).
@@ -138,7 +160,6 @@ class JitDylibCode final : public CompiledCode {
   JitDylibCode(std::string name, CodeSource source, Engine* engine, llvm::orc::JITDylib* dylib, void* entry)
       : CompiledCode(std::move(name), source), engine_(engine), dylib_(dylib), entry_(entry) {}
   ~JitDylibCode() override {
-    std::lock_guard<std::mutex> lock(engine_->mutex());
     if (auto err = engine_->jit().getExecutionSession().removeJITDylib(*dylib_)) llvm::consumeError(std::move(err));
   }
   void* entry() const override { return entry_; }
@@ -274,12 +295,13 @@ Expected<std::unique_ptr<CompiledCode>> Link(Engine* engine, const std::string& 
   auto dylib = es.createJITDylib("nuphar_kernel_" + std::to_string(counter++));
   if (!dylib) return Diag::Msg("jit: " + ErrorText(dylib.takeError()));
   dylib->addToLinkOrder(engine->jit().getMainJITDylib());
-  engine->object_cache().Begin(std::move(cached));
+  const std::string module_id = name + "#" + std::to_string(counter++);  // concurrent compiles of one kernel
+  module->setModuleIdentifier(module_id);
+  engine->object_cache().Begin(module_id, std::move(cached));
   if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), context)))
     return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
   auto symbol = engine->jit().lookup(*dylib, name);
-  std::unique_ptr<llvm::MemoryBuffer> produced = engine->object_cache().TakeCompiled();
-  engine->object_cache().Begin(nullptr);  // an unused cached object is dropped
+  std::unique_ptr<llvm::MemoryBuffer> produced = engine->object_cache().End(module_id);
   if (compiled) *compiled = std::move(produced);
   if (!symbol) {
     std::string why = ErrorText(symbol.takeError());
@@ -299,12 +321,10 @@ Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVM
   llvm::orc::ThreadSafeContext shared_context(std::move(context));
   std::unique_ptr<llvm::Module> module = std::move(module_in);
   NUPHAR_ASSIGN_OR_RETURN(Engine * engine, EngineFor(target));
-  std::lock_guard<std::mutex> lock(engine->mutex());
-  llvm::TargetMachine& tm = engine->target_machine();
   module->setModuleIdentifier("nuphar");
   module->setSourceFileName("nuphar");
   module->setDataLayout(engine->jit().getDataLayout());
-  module->setTargetTriple(tm.getTargetTriple().str());
+  module->setTargetTriple(engine->triple());
   {
     std::string errors;
     llvm::raw_string_ostream os(errors);
@@ -333,8 +353,9 @@ Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVM
                      (cache.enabled() ? cache.dir + "/" + cache.so_name + " or " + cache.dir + "/" + name + ".o"
                                       : std::string("nuphar_cache_path is unset")) +
                      ")");
-  Optimize(*module, tm);
-  NUPHAR_RETURN_IF_ERROR(Dump(*module, tm, name, dump));
+  NUPHAR_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, engine->CreateTargetMachine());
+  Optimize(*module, *tm);
+  NUPHAR_RETURN_IF_ERROR(Dump(*module, *tm, name, dump));
   std::unique_ptr<llvm::MemoryBuffer> object;
   NUPHAR_ASSIGN_OR_RETURN(auto code,
                           Link(engine, name, CodeSource::kCompiled, std::move(module), shared_context, nullptr, &object));

@@ -42,14 +42,39 @@ DumpOptions DumpOptionsFor(const NodeInfo& node) {
   return dump;
 }
 
-void CountKernel(const NodeInfo& node, const CompiledCode& code, std::chrono::steady_clock::time_point start) {
-  switch (code.source()) {
-    case CodeSource::kCompiled: node.AddCounter("jit_compiled", 1); break;
-    case CodeSource::kObjectCache: node.AddCounter("jit_from_cache", 1); break;
-    case CodeSource::kSharedLibrary: node.AddCounter("jit_from_so", 1); break;
-  }
-  node.AddCounter("jit_compile_us",
-                  std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
+                    std::function<void(const std::string& name)> done) {
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
+  CachePolicy policy = CachePolicyFor(node);
+  policy.model_md5 = node.ModelChecksumFn();  // valid in the job, unlike the node
+  // The job owns the module (std::function needs a copyable callable: shared ownership).
+  struct Input {
+    std::unique_ptr<llvm::LLVMContext> context;
+    std::unique_ptr<llvm::Module> module;
+    ~Input() { module.reset(); }  // before its context
+  };
+  auto input = std::make_shared<Input>();
+  input->context = std::move(context);
+  input->module = std::move(module);
+  return node.DeferUntilLoaded([input, out, target, dump = DumpOptionsFor(node), policy, count = node.CounterSink(),
+                                reported = node.name(), done]() -> Status {
+    const auto start = std::chrono::steady_clock::now();
+    auto code = CompileKernel(std::move(input->context), std::move(input->module), target, dump, policy);
+    if (!code) return Diag::Msg("node '" + reported + "': " + code.diag().reason);
+    out->entry = (*code)->entry();
+    out->name = (*code)->name();
+    switch ((*code)->source()) {
+      case CodeSource::kCompiled: count("jit_compiled", 1); break;
+      case CodeSource::kObjectCache: count("jit_from_cache", 1); break;
+      case CodeSource::kSharedLibrary: count("jit_from_so", 1); break;
+    }
+    count("jit_compile_us",
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+    out->code = std::move(*code);
+    if (done) done(out->name);
+    return Status::OK();
+  });
 }
 
 std::string LowerCase(std::string s) {
@@ -76,20 +101,17 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
     return std::unique_ptr<OpKernel>(std::move(k));
   }
   k->ir_ = std::move(*ir);
+  k->has_ir_ = true;
 
-  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-  const auto t0 = std::chrono::steady_clock::now();
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = EmitElementwiseKernel(k->ir_, kKernelEntry, *context);
-  auto code = CompileKernel(std::move(context), std::move(module), target, DumpOptionsFor(node), CachePolicyFor(node));
-  if (!code) return node.Error(code.diag().reason);
-  k->code_ = std::move(*code);
-  k->fn_ = reinterpret_cast<ElementwiseFn>(k->code_->entry());
-  k->name_ = k->code_->name();
+  std::function<void(const std::string&)> dump_lower;
   if (!node.setting("codegen_dump_lower").empty())
-    ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + k->name_ + " (" + k->nodes_ + ")\n" + k->ir_.ToText());
+    dump_lower = [nodes = k->nodes_, text = k->ir_.ToText()](const std::string& name) {
+      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
+    };
+  NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump_lower));
   node.AddCounter("jit_kernels", 1);
-  CountKernel(node, *k->code_, t0);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
@@ -98,13 +120,13 @@ JitElementwiseKernel::~JitElementwiseKernel() {
     {
     char diffs[96];
     std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g, max rel diff %.3g", max_abs_, max_rel_);
-    ReportDiagnostic(Severity::kNote, "nuphar compare: " + name_ + " [" + nodes_ + "]: " + std::to_string(compared_runs_) +
+    ReportDiagnostic(Severity::kNote, "nuphar compare: " + code_->name + " [" + nodes_ + "]: " + std::to_string(compared_runs_) +
                                           " run(s), " + diffs);
   }
 }
 
 Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
-  if (!fn_) return RunReference(ctx);
+  if (!code_->entry) return RunReference(ctx);
   const Tensor* inputs_storage[16];
   std::vector<const Tensor*> inputs_heap;
   const Tensor** inputs = inputs_storage;
@@ -120,7 +142,8 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   for (size_t i = 0; i < ir_.inputs.size(); ++i) buffers.push_back(const_cast<float*>(inputs[i]->data<float>()));
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
     buffers.push_back(ctx.Output(o, DType::kFloat, geo.shape)->data<float>());
-  fn_(buffers.data(), geo.rows, geo.cols, geo.input_cols.data(), RuntimeAbiTable());
+  reinterpret_cast<ElementwiseFn>(code_->entry)(buffers.data(), geo.rows, geo.cols, geo.input_cols.data(),
+                                                RuntimeAbiTable());
   if (compare_) return Compare(ctx);
   return Status::OK();
 }
@@ -225,7 +248,7 @@ Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
     max_rel_ = std::max(max_rel_, worst_rel);
   }
   if (worst_rel > kCompareRelTolerance)
-    return Diag::Msg("compare: generated kernel " + name_ + " differs from the reference by " +
+    return Diag::Msg("compare: generated kernel " + code_->name + " differs from the reference by " +
                      std::to_string(worst_rel) + " (relative; tolerance 1e-5) on nodes " + nodes_);
   return Status::OK();
 }

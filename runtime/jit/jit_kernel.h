@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -13,11 +14,33 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit_engine.h"
 
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
 namespace nuphar {
 class GraphPlan;
 }
 
 namespace nuphar::jit {
+
+/// A kernel's code, obtained by a load job after the kernel's factory returned
+/// (QueueCompile). Shared by the kernel and the job, so either may be gone first; read-only once
+/// the session is loaded.
+struct KernelCode {
+  std::unique_ptr<CompiledCode> code;
+  void* entry = nullptr;  ///< code->entry(); null until the job ran (or when it failed)
+  std::string name;       ///< k_<hash>
+};
+
+/// Queues the compile (or cache load) of `module`, whose entry is kKernelEntry, for the end of
+/// the node's session load (NodeInfo::DeferUntilLoaded), with the node's target, dumps and cache
+/// policy; kernels of a session then compile side by side when it has more than one thread. The
+/// job fills `out`, counts the kernel (CountKernel) and calls `done` with the kernel's name.
+Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
+                    std::function<void(const std::string& name)> done = nullptr);
 
 /// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim.
 struct ElementwiseGeometry {
@@ -35,8 +58,8 @@ class JitElementwiseKernel final : public OpKernel {
   const char* profile_path() const override { return "jit"; }
 
   /// Null when the body runs on the reference executor only (its IR was refused).
-  const ElementwiseIR* ir() const { return fn_ ? &ir_ : nullptr; }
-  const std::string& name() const { return name_; }
+  const ElementwiseIR* ir() const { return has_ir_ ? &ir_ : nullptr; }
+  const std::string& name() const { return code_->name; }
   /// Whether inputs of these shapes fit the generated code, and the loop bounds when they do.
   bool Fits(std::span<const Tensor* const> inputs, ElementwiseGeometry* geometry) const;
 
@@ -49,10 +72,10 @@ class JitElementwiseKernel final : public OpKernel {
   using ElementwiseFn = void (*)(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols,
                                  void* const* abi);
   ElementwiseIR ir_;
-  std::string name_, nodes_;
+  bool has_ir_ = false;
+  std::string nodes_;
   std::shared_ptr<const GraphPlan> reference_;
-  std::unique_ptr<CompiledCode> code_;
-  ElementwiseFn fn_ = nullptr;
+  std::shared_ptr<KernelCode> code_ = std::make_shared<KernelCode>();
   bool compare_ = false;
   mutable std::mutex mutex_;
   mutable int64_t compared_runs_ = 0;
@@ -61,9 +84,6 @@ class JitElementwiseKernel final : public OpKernel {
 
 /// codegen_dump_module of the node's session.
 DumpOptions DumpOptionsFor(const NodeInfo& node);
-/// Adds the kernel to the session's counters: jit_compiled / jit_from_cache / jit_from_so by
-/// where its code came from, and the time since `start` to jit_compile_us.
-void CountKernel(const NodeInfo& node, const CompiledCode& code, std::chrono::steady_clock::time_point start);
 std::string LowerCase(std::string s);
 
 }  // namespace nuphar::jit

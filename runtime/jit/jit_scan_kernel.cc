@@ -47,28 +47,24 @@ class JitScanKernel final : public OpKernel {
         ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + node.name() + "' runs step by step: " + why);
       return std::unique_ptr<OpKernel>(std::move(k));
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = EmitScanLoop(k->layout_, kKernelEntry, *context);
-    auto code = CompileKernel(std::move(context), std::move(module), target, DumpOptionsFor(node), CachePolicyFor(node));
-    if (!code) return node.Error(code.diag().reason);
-    k->code_ = std::move(*code);
-    k->loop_ = reinterpret_cast<ScanLoopFn>(k->code_->entry());
-    k->name_ = k->code_->name();
+    std::function<void(const std::string&)> dump;
+    if (!node.setting("nuphar_dump_partition").empty())
+      dump = [scan = node.name(), steps = k->layout_.steps.size()](const std::string& name) {
+        ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + scan + "' is one generated loop (" + name +
+                                              ") of " + std::to_string(steps) + " step(s)");
+      };
+    NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump));
+    k->has_loop_ = true;
     k->node_name_ = node.name();
     k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
     node.AddCounter("jit_scan_loops", 1);
-    CountKernel(node, *k->code_, t0);
-    const std::string& name = k->name_;
-    if (!node.setting("nuphar_dump_partition").empty())
-      ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + node.name() + "' is one generated loop (" + name +
-                                            ") of " + std::to_string(k->layout_.steps.size()) + " step(s)");
     return std::unique_ptr<OpKernel>(std::move(k));
   }
 
   Status Compute(KernelContext& ctx) const override {
-    if (!loop_) return fallback_->Compute(ctx);
+    if (!code_->entry) return fallback_->Compute(ctx);
     Status s = RunLoop(ctx);
     if (!s.ok()) return s.diag().reason == kFallback ? fallback_->Compute(ctx) : s;
     return compare_ ? Compare(ctx) : Status::OK();
@@ -78,12 +74,12 @@ class JitScanKernel final : public OpKernel {
     if (compare_ && compared_runs_ > 0) {
       char diffs[96];
       std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g", max_abs_);
-      ReportDiagnostic(Severity::kNote, "nuphar compare: scan loop " + name_ + " [" + node_name_ + "]: " +
+      ReportDiagnostic(Severity::kNote, "nuphar compare: scan loop " + code_->name + " [" + node_name_ + "]: " +
                                             std::to_string(compared_runs_) + " run(s), " + diffs);
     }
   }
 
-  const char* profile_path() const override { return loop_ ? "jit_scan" : "reference"; }
+  const char* profile_path() const override { return has_loop_ ? "jit_scan" : "reference"; }
 
  private:
   // nuphar_execution_mode:compare: the reference Scan runs again with the same inputs (same body
@@ -101,7 +97,7 @@ class JitScanKernel final : public OpKernel {
       const Tensor* ref = ctx.output(i);
       if (!ref || !generated[i].defined()) continue;
       if (ref->shape() != generated[i].shape())
-        return Diag::Msg("compare: scan loop " + name_ + " output " + std::to_string(i) + " has shape " +
+        return Diag::Msg("compare: scan loop " + code_->name + " output " + std::to_string(i) + " has shape " +
                          ShapeToString(generated[i].shape()) + ", the reference Scan " + ShapeToString(ref->shape()));
       const float* a = generated[i].data<float>();
       const float* b = ref->data<float>();
@@ -114,7 +110,7 @@ class JitScanKernel final : public OpKernel {
       max_abs_ = std::max(max_abs_, worst);
     }
     if (worst != 0)
-      return Diag::Msg("compare: scan loop " + name_ + " differs from the reference Scan by " + std::to_string(worst) +
+      return Diag::Msg("compare: scan loop " + code_->name + " differs from the reference Scan by " + std::to_string(worst) +
                        " (absolute; the loop runs the same kernels and must be identical)");
     return Status::OK();
   }
@@ -307,7 +303,7 @@ class JitScanKernel final : public OpKernel {
     void* scratch = scratch_bytes > 0 ? ctx.Scratch(scratch_bytes) : nullptr;
     params[0] = reinterpret_cast<int64_t>(scratch);
 
-    loop_(slots.data(), params.data(), 1, seq, RuntimeAbiTable());
+    reinterpret_cast<ScanLoopFn>(code_->entry)(slots.data(), params.data(), 1, seq, RuntimeAbiTable());
 
     for (int k = 0; k < N; ++k) {
       const Tensor* initial = ctx.input(static_cast<size_t>(k));
@@ -323,9 +319,9 @@ class JitScanKernel final : public OpKernel {
   ScanLoopLayout layout_;
   std::vector<const PlanNode*> steps_nodes_;
   std::vector<int> refs_;  ///< body ref per slot
-  std::unique_ptr<CompiledCode> code_;
-  ScanLoopFn loop_ = nullptr;
-  std::string name_, node_name_;
+  std::shared_ptr<KernelCode> code_ = std::make_shared<KernelCode>();
+  bool has_loop_ = false;  ///< the body fits a generated loop (its code comes with the load jobs)
+  std::string node_name_;
   bool compare_ = false;
   mutable std::mutex mutex_;
   mutable int64_t compared_runs_ = 0;

@@ -54,6 +54,23 @@ onnx::ModelProto MakeModel(uint32_t seed, int64_t hidden = 40) {
   return *model;
 }
 
+// A bidirectional two-layer GRU: several Scan loops and partitions, for side-by-side compiles.
+onnx::ModelProto MakeOtherShapesModel() {
+  bench::RnnModelSpec spec;
+  spec.op = "gru";
+  spec.input_dim = 24;
+  spec.hidden_dim = 40;
+  spec.layers = 2;
+  spec.bidirectional = true;
+  spec.seq_len = "seq";
+  auto model = bench::MakeRnnModel(spec);
+  EXPECT_TRUE(model.ok()) << model.message();
+  editor::EditorOptions eo;
+  eo.log = [](const std::string&) {};
+  EXPECT_TRUE(editor::RunEditor("to_scan", &*model, eo).ok());
+  return *model;
+}
+
 NamedTensors Inputs(const onnx::ModelProto& model) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
@@ -156,6 +173,26 @@ TEST_F(JitCache, WarmSessionCompilesNothingAndMatches) {
   EXPECT_EQ(warm.from_cache, cold.compiled);
   EXPECT_TRUE(warm.warnings.empty()) << warm.warnings.front();
   ExpectSameOutputs(want, cold.outputs);
+  ExpectSameOutputs(want, warm.outputs);
+  ExpectCacheSound();
+}
+
+// With two threads the kernels of a session compile side by side (Session::RunLoadJobs); the
+// results, the counters and what is saved are those of one thread.
+TEST_F(JitCache, KernelsCompileSideBySideWithTwoThreads) {
+  const auto model = MakeOtherShapesModel();
+  const auto want = WantOutputs(model);
+  Loaded one = Load(model, "nuphar_num_threads:1");
+  Loaded two = Load(model, Settings("nuphar_num_threads:2"));
+  EXPECT_GT(one.compiled, 1);
+  // Identical kernels of the session hit the cache once the first is saved (or compile side by
+  // side when they race): every kernel is served once either way.
+  EXPECT_GT(two.compiled, 0);
+  EXPECT_EQ(two.compiled + two.from_cache, one.compiled);
+  ExpectSameOutputs(want, two.outputs);
+  Loaded warm = Load(model, Settings("nuphar_num_threads:2"));
+  EXPECT_EQ(warm.compiled, 0);
+  EXPECT_EQ(warm.from_cache, one.compiled);
   ExpectSameOutputs(want, warm.outputs);
   ExpectCacheSound();
 }
