@@ -155,5 +155,27 @@ TEST_F(CliErrorsTest, BadFlagsAreUsageErrors) {
   EXPECT_NE(usage.exit_code, 0);
 }
 
+// create_shared (runtime/jit/create_shared.h): a missing directory, a directory without objects,
+// a corrupt object, a missing model are errors (exit 1) naming the file, and nothing is written; no
+// --input_dir is a usage error (exit 2). The linking itself is tested in runtime_jit_test.
+TEST_F(CliErrorsTest, CreateSharedErrors) {
+  const std::string tool = std::string(NUPHAR_BIN_DIR) + "/create_shared";
+  EXPECT_EQ(RunCommand(tool).exit_code, 2);
+  auto missing = RunCommand(tool + " --input_dir " + (dir_ / "nope").string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("nope"), std::string::npos) << missing.output;
+  auto empty = RunCommand(tool + " -c " + dir_.string());
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.output.find("no kernel objects"), std::string::npos) << empty.output;
+  std::ofstream(dir_ / "k_0123.o") << "not an object";
+  auto corrupt = RunCommand(tool + " --input_dir " + dir_.string() + " -o lib.so");
+  EXPECT_EQ(corrupt.exit_code, 1);
+  EXPECT_NE(corrupt.output.find("k_0123.o"), std::string::npos) << corrupt.output;
+  auto no_model = RunCommand(tool + " --input_dir " + dir_.string() + " --input_model " + (dir_ / "m.onnx").string());
+  EXPECT_EQ(no_model.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir_ / "lib.so"));
+  EXPECT_FALSE(fs::exists(dir_ / "jit.so"));
+}
+
 }  // namespace
 }  // namespace nuphar
