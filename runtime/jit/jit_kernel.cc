@@ -46,8 +46,7 @@ Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> con
                     std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
                     std::function<void(const std::string& name)> done) {
   NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-  CachePolicy policy = CachePolicyFor(node);
-  policy.model_md5 = node.ModelChecksumFn();  // valid in the job, unlike the node
+  const CachePolicy policy = CachePolicyFor(node);
   // The job owns the module (std::function needs a copyable callable: shared ownership).
   struct Input {
     std::unique_ptr<llvm::LLVMContext> context;

@@ -339,22 +339,13 @@ const SharedLibrary* OpenLibrary(const std::string& path) {
 
 }  // namespace
 
-const char* CodeSourceName(CodeSource source) {
-  switch (source) {
-    case CodeSource::kCompiled: return "compiled";
-    case CodeSource::kObjectCache: return "object cache";
-    case CodeSource::kSharedLibrary: return "shared library";
-  }
-  return "?";
-}
-
 CachePolicy CachePolicyFor(const NodeInfo& node) {
   CachePolicy p;
   const std::string path = node.setting("nuphar_cache_path");
   if (!path.empty()) p.dir = (fs::path(path) / kCacheVersion).string();
   p.so_name = node.setting("nuphar_cache_so_name");
   if (p.so_name.empty()) p.so_name = "jit.so";
-  p.model_md5 = [&node] { return node.model_checksum(); };
+  p.model_md5 = node.ModelChecksumFn();  // valid until the session is loaded, from any thread
   p.expected_md5 = Lower(node.setting("nuphar_cache_model_checksum"));
   const std::string force = Lower(node.setting("nuphar_cache_force_no_jit"));
   p.force_no_jit = force == "on" || force == "1" || force == "true" || force == "yes";

@@ -68,7 +68,6 @@ CachePolicy CachePolicyFor(const NodeInfo& node);
 
 /// Where a kernel's code came from.
 enum class CodeSource { kCompiled, kObjectCache, kSharedLibrary };
-const char* CodeSourceName(CodeSource source);
 
 /// Address of `name` in the policy's AOT library, or null: no library, not usable (another
 /// version, another model's checksum, not loadable: each warned once per library), or the
