@@ -35,7 +35,7 @@ Status& Status::WithGraph(const std::string& graph) {
 
 void CheckFailed(const char* file, int line, const char* cond, const std::string& why) {
   // The one direct write to stderr in the libraries: the process is about to abort, so no sink
-  // can be trusted to run. tests/graph/no_direct_output_test.sh allows this line.  output-ok
+  // can be trusted to run. tests/layering/no_direct_output.sh allows this line.  output-ok
   std::fprintf(stderr, "nuphar: internal error at %s:%d: check '%s' failed: %s\n", file, line, cond, why.c_str());
   std::abort();
 }

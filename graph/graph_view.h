@@ -104,7 +104,7 @@ struct TopoOptions {
 
 /// The execution order of a graph's nodes: Kahn's algorithm over explicit inputs and the
 /// implicit (outer-scope) inputs of their subgraphs (ImplicitInputs). The one topological order
-/// of the graph tools; the runtime's GraphPlan is meant to use it too.
+/// of the graph tools and of the runtime's GraphPlan.
 struct TopoOrder {
   std::vector<int> order;  ///< node indices; partial when there is a cycle
   int cycle_node = -1;     ///< on a cycle: the self-reading node, else the lowest index left over

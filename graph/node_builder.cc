@@ -109,6 +109,18 @@ std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const 
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
+std::optional<std::vector<float>> AttrFloats(const onnx::NodeProto& node, const std::string& name) {
+  const auto* a = FindAttr(node, name);
+  if (!a) return std::nullopt;
+  return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+std::optional<std::vector<std::string>> AttrStrings(const onnx::NodeProto& node, const std::string& name) {
+  const auto* a = FindAttr(node, name);
+  if (!a) return std::nullopt;
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
 NodeBuilder::NodeBuilder(onnx::GraphProto* graph, NodeList* sink, NameTable* names, int64_t opset, std::string prefix)
     : graph_(graph), sink_(sink), names_(names), opset_(opset), prefix_(std::move(prefix)) {}
 

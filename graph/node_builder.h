@@ -64,13 +64,16 @@ onnx::AttributeProto IntAttr(const std::string& name, int64_t value);
 onnx::AttributeProto IntsAttr(const std::string& name, const std::vector<int64_t>& values);
 onnx::AttributeProto FloatAttr(const std::string& name, float value);
 /// Attribute lookup; nullptr when absent. The getters below are the one set of attribute
-/// readers of the graph tools (a missing attribute gives `def`; the type is not checked).
+/// readers of the graph tools and the runtime (NodeInfo::GetInt, ... delegate here): a missing
+/// attribute gives `def`; the type is not checked; the first of same-named attributes counts.
 const onnx::AttributeProto* FindAttr(const onnx::NodeProto& node, const std::string& name);
 int64_t AttrInt(const onnx::NodeProto& node, const std::string& name, int64_t def);
 float AttrFloat(const onnx::NodeProto& node, const std::string& name, float def);
 std::string AttrString(const onnx::NodeProto& node, const std::string& name, const std::string& def);
-/// The ints of an INTS attribute; nullopt when absent.
+/// The values of an INTS / FLOATS / STRINGS attribute; nullopt when absent.
 std::optional<std::vector<int64_t>> AttrInts(const onnx::NodeProto& node, const std::string& name);
+std::optional<std::vector<float>> AttrFloats(const onnx::NodeProto& node, const std::string& name);
+std::optional<std::vector<std::string>> AttrStrings(const onnx::NodeProto& node, const std::string& name);
 
 /// Emits nodes into `sink` and initializers/value_infos into `graph`, naming them through a
 /// shared NameTable. `opset` is the final default-domain opset, used by graph/opset_emit.h.

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "graph/diagnostics.h"
+#include "graph/graph_view.h"
 #include "graph/model_io.h"
 #include "graph/opset_schema.h"
 #include "runtime/core/graph_plan.h"
@@ -50,25 +51,15 @@ ValueDesc DescribeValue(const onnx::ValueInfoProto& vi) {
 // Element types and shapes declared in value_info, graph inputs and outputs, over every graph.
 void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
   auto add = [&](const onnx::ValueInfoProto& vi) {
-    if (!vi.type().has_tensor_type()) return;
-    const auto& tt = vi.type().tensor_type();
-    if (tt.elem_type() != 0) model.value_types[vi.name()] = static_cast<DType>(tt.elem_type());
-    if (!tt.has_shape()) return;
-    ModelContext::DeclaredShape shape;
-    for (const auto& d : tt.shape().dim()) {
-      shape.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-      shape.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
-    }
-    model.value_shapes[vi.name()] = std::move(shape);
+    ValueDesc d = DescribeValue(vi);
+    if (d.dtype != DType::kUndefined) model.value_types[vi.name()] = d.dtype;
+    if (d.has_shape) model.value_shapes[vi.name()] = {std::move(d.dims), std::move(d.dim_params)};
   };
   for (const auto& vi : g.input()) add(vi);
   for (const auto& vi : g.output()) add(vi);
   for (const auto& vi : g.value_info()) add(vi);
   for (const auto& n : g.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectTypes(a.g(), model);
-      for (const auto& sg : a.graphs()) CollectTypes(sg, model);
-    }
+    for (const auto* sub : Subgraphs(n)) CollectTypes(*sub, model);
 }
 
 // The reference kernels and the JIT's partition kernel.

@@ -8,6 +8,8 @@
 
 #include <unordered_set>
 
+#include "graph/graph_view.h"
+#include "graph/node_builder.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
 #include "runtime/core/tensor_budget.h"
@@ -52,86 +54,18 @@ namespace {
 // Scan inside a Loop inside an If); 16 leaves room and stops a hostile chain early.
 constexpr long long kDefaultMaxSubgraphDepth = 16;
 
-// Names a subgraph reads from enclosing scopes (its implicit inputs), recursively.
-void CollectFreeNames(const onnx::GraphProto& g, std::unordered_set<std::string>& bound,
-                      std::unordered_set<std::string>& free) {
-  std::unordered_set<std::string> local = bound;
-  for (const auto& i : g.input()) local.insert(i.name());
-  for (const auto& t : g.initializer()) local.insert(t.name());
-  for (const auto& n : g.node())
-    for (const auto& o : n.output()) local.insert(o);
-  for (const auto& n : g.node()) {
-    for (const auto& i : n.input())
-      if (!i.empty() && !local.count(i)) free.insert(i);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectFreeNames(a.g(), local, free);
-      for (const auto& sg : a.graphs()) CollectFreeNames(sg, local, free);
-    }
-  }
-  for (const auto& o : g.output())
-    if (!local.count(o.name())) free.insert(o.name());
-}
-
-std::vector<std::string> ImplicitInputs(const onnx::NodeProto& node) {
-  std::unordered_set<std::string> bound, free;
-  for (const auto& a : node.attribute()) {
-    if (a.has_g()) CollectFreeNames(a.g(), bound, free);
-    for (const auto& sg : a.graphs()) CollectFreeNames(sg, bound, free);
-  }
-  return {free.begin(), free.end()};
-}
-
-bool HasSubgraph(const onnx::NodeProto& node) {
-  for (const auto& a : node.attribute())
-    if (a.has_g() || a.graphs_size() > 0) return true;
-  return false;
-}
-
 bool IsNondeterministic(const onnx::NodeProto& node) {
   const std::string& op = node.op_type();
   return op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
 }
 
-// Kahn's algorithm over the producers inside this graph. Returns node indices in execution
-// order, or a Diag naming a node that is part of a cycle.
-Expected<std::vector<int>> TopologicalOrder(const onnx::GraphProto& g) {
-  const int n = g.node_size();
-  std::unordered_map<std::string, int> producer;
-  for (int i = 0; i < n; ++i)
-    for (const auto& o : g.node(i).output())
-      if (!o.empty()) producer[o] = i;
-  std::vector<std::vector<int>> users(n);
-  std::vector<int> pending(n, 0);
-  for (int i = 0; i < n; ++i) {
-    std::vector<std::string> deps(g.node(i).input().begin(), g.node(i).input().end());
-    if (HasSubgraph(g.node(i))) {
-      auto implicit = ImplicitInputs(g.node(i));
-      deps.insert(deps.end(), implicit.begin(), implicit.end());
-    }
-    std::unordered_set<int> seen;
-    for (const auto& d : deps) {
-      auto it = producer.find(d);
-      if (d.empty() || it == producer.end() || !seen.insert(it->second).second) continue;
-      users[it->second].push_back(i);
-      ++pending[i];
-    }
-  }
-  std::vector<int> order, ready;
-  for (int i = n - 1; i >= 0; --i)
-    if (pending[i] == 0) ready.push_back(i);
-  while (!ready.empty()) {  // keep the file order where it is already valid
-    int i = ready.back();
-    ready.pop_back();
-    order.push_back(i);
-    for (int u : users[i])
-      if (--pending[u] == 0) ready.push_back(u);
-    std::sort(ready.begin(), ready.end(), std::greater<int>());
-  }
-  if (static_cast<int>(order.size()) != n) {
-    for (int i = 0; i < n; ++i)
-      if (pending[i] > 0) return Diag::Node(g.node(i), "the graph has a cycle through this node");
-  }
-  return order;
+// The execution order: graph/graph_view.h's one topological order (Kahn over explicit and
+// implicit subgraph inputs), taking the lowest ready index so that an ordered graph keeps its
+// order. A node reading its own output is a cycle here: the executor cannot run it.
+Expected<std::vector<int>> ExecutionOrder(const onnx::GraphProto& g) {
+  TopoOrder topo = TopologicalOrder(g, TopoOptions{ReadyOrder::kLowestIndex, /*self_read_is_cycle=*/true});
+  if (!topo.ok()) return Diag::Node(g.node(topo.cycle_node), "the graph has a cycle through this node");
+  return std::move(topo.order);
 }
 
 // The reason of an allocation refused by the tensor budget (runtime/core/tensor_budget.h) or by
@@ -191,12 +125,10 @@ static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* p
     if (index->constant_output.count(name)) {
       for (const auto& n : graph.node()) {
         if (n.op_type() != "Constant" || n.output_size() != 1 || n.output(0) != name) continue;
-        for (const auto& a : n.attribute()) {
-          if (a.name() != "value" || !a.has_t()) continue;
-          auto value = TensorFromProto(a.t());
-          return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
-        }
-        return nullptr;
+        const onnx::AttributeProto* a = FindAttr(n, "value");
+        if (!a || !a->has_t()) return nullptr;
+        auto value = TensorFromProto(a->t());
+        return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
       }
       return nullptr;  // an output of a Constant with several outputs: computed here
     }
@@ -297,7 +229,7 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
     rewrites += *expanded;
   }
   for (const GraphRewrite* r : applicable) {
-    RewriteContext ctx{model, LocalConstants(*copy, parent)};
+    GraphRewriteContext ctx{model, LocalConstants(*copy, parent)};
     auto done = r->apply(copy.get(), ctx);
     if (!done) {
       Status s = done.status();
@@ -357,7 +289,7 @@ Status GraphPlan::DefineValues(const onnx::GraphProto& graph, PlanScope& scope) 
 
 Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope, const OpsetOverrides& overrides) {
   const ModelContext& model = *scope.model;
-  auto order = TopologicalOrder(graph);
+  auto order = ExecutionOrder(graph);
   if (!order) return order.status();
   for (int idx : *order) {
     const onnx::NodeProto& node = graph.node(idx);
@@ -381,11 +313,10 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
       types.push_back(t);
     }
     for (const auto& o : node.output()) pn.outputs.push_back(o.empty() ? -1 : scope.refs.at(o));
-    if (HasSubgraph(node)) {
-      for (const auto& name : ImplicitInputs(node)) {
-        auto it = scope.refs.find(name);
-        if (it != scope.refs.end()) pn.implicit_inputs.push_back(it->second);
-      }
+    const bool has_subgraph = !Subgraphs(node).empty();
+    for (const auto& name : ImplicitInputs(node)) {
+      auto it = scope.refs.find(name);
+      if (it != scope.refs.end()) pn.implicit_inputs.push_back(it->second);
     }
 
     auto ov = overrides.find(node.name());
@@ -405,7 +336,7 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     pn.kernel = std::move(*kernel);
 
     // Load-time folding: run nodes whose inputs are all constants once, now.
-    if (all_const && !HasSubgraph(node) && !IsNondeterministic(node)) {
+    if (all_const && !has_subgraph && !IsNondeterministic(node)) {
       Frame fold(*this, nullptr);
       // A subgraph node may read an enclosing graph's constants (Silero's LSTM weights are
       // sliced inside an If branch); without these bindings the fold failed and the node ran

@@ -41,7 +41,6 @@ class Settings;
 class ThreadPool;
 
 /// Facts about the whole model that every graph compile needs.
-
 struct ModelContext {
   const Settings* settings = nullptr;                   ///< the session's settings (never null in a session)
   const KernelRegistry* registry = nullptr;             ///< kernels by op (never null in a session)

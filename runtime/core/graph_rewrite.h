@@ -24,8 +24,10 @@ inline constexpr const char* kFusedDomain = "com.nuphar.internal";
 /// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
 using ConstantLookup = std::function<const Tensor*(const std::string& name)>;
 
-/// What a rewrite may read besides the graph it rewrites.
-struct RewriteContext {
+/// What a rewrite may read besides the graph it rewrites. (Not graph/pass.h's RewriteContext,
+/// the editor's and quantizer's: fusions include both headers, and one program may not hold
+/// two classes of one name.)
+struct GraphRewriteContext {
   const ModelContext& model;
   ConstantLookup constants;
 };
@@ -36,7 +38,7 @@ struct GraphRewrite {
   std::function<bool(const onnx::GraphProto& graph, const ModelContext& model)> may_apply;
   /// Rewrites `graph` in place, this level only (bodies are rewritten when they are compiled);
   /// returns the number of patterns replaced.
-  std::function<Expected<int>(onnx::GraphProto* graph, const RewriteContext& ctx)> apply;
+  std::function<Expected<int>(onnx::GraphProto* graph, const GraphRewriteContext& ctx)> apply;
 };
 
 }  // namespace nuphar

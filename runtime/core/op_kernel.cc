@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "graph/node_builder.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/core/tensor_proto.h"
@@ -36,6 +37,11 @@ std::string NodeInfo::model_checksum() const {
   return scope_ && scope_->model && scope_->model->model_checksum ? scope_->model->model_checksum() : std::string();
 }
 
+bool NodeInfo::setting_is(const std::string& key, const std::string& value) const {
+  const Settings* s = scope_ && scope_->model ? scope_->model->settings : nullptr;
+  return s && s->Is(key, value);
+}
+
 ThreadPool* NodeInfo::thread_pool() const { return scope_ && scope_->model ? scope_->model->pool : nullptr; }
 
 int64_t NodeInfo::parallel_min_work() const {
@@ -64,36 +70,23 @@ void NodeInfo::AddCounter(const std::string& name, int64_t value) const {
   if (scope_ && scope_->model) scope_->model->AddCounter(name, value);
 }
 
-const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const {
-  for (const auto& a : node_.attribute())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
+// The attribute readers are graph/node_builder.h's, shared with the graph tools.
+const onnx::AttributeProto* NodeInfo::attr(const std::string& name) const { return FindAttr(node_, name); }
 bool NodeInfo::has_attr(const std::string& name) const { return attr(name) != nullptr; }
 
-int64_t NodeInfo::GetInt(const std::string& name, int64_t fallback) const {
-  const auto* a = attr(name);
-  return a ? a->i() : fallback;
-}
-float NodeInfo::GetFloat(const std::string& name, float fallback) const {
-  const auto* a = attr(name);
-  return a ? a->f() : fallback;
-}
+int64_t NodeInfo::GetInt(const std::string& name, int64_t fallback) const { return AttrInt(node_, name, fallback); }
+float NodeInfo::GetFloat(const std::string& name, float fallback) const { return AttrFloat(node_, name, fallback); }
 std::string NodeInfo::GetString(const std::string& name, const std::string& fallback) const {
-  const auto* a = attr(name);
-  return a ? a->s() : fallback;
+  return AttrString(node_, name, fallback);
 }
 std::vector<int64_t> NodeInfo::GetInts(const std::string& name) const {
-  const auto* a = attr(name);
-  return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end()) : std::vector<int64_t>{};
+  return AttrInts(node_, name).value_or(std::vector<int64_t>{});
 }
 std::vector<float> NodeInfo::GetFloats(const std::string& name) const {
-  const auto* a = attr(name);
-  return a ? std::vector<float>(a->floats().begin(), a->floats().end()) : std::vector<float>{};
+  return AttrFloats(node_, name).value_or(std::vector<float>{});
 }
 std::vector<std::string> NodeInfo::GetStrings(const std::string& name) const {
-  const auto* a = attr(name);
-  return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
+  return AttrStrings(node_, name).value_or(std::vector<std::string>{});
 }
 Expected<Tensor> NodeInfo::GetTensor(const std::string& name) const {
   const auto* a = attr(name);

@@ -74,6 +74,8 @@ class NodeInfo {
 
   /// The session setting `key` (runtime/core/settings.h), or "" when unset.
   std::string setting(const std::string& key) const;
+  /// Whether the session setting `key` is `value`, compared case-insensitively (Settings::Is).
+  bool setting_is(const std::string& key, const std::string& value) const;
   /// md5 hex of the model the session loaded (ModelContext::model_checksum; "" outside a session).
   std::string model_checksum() const;
   /// The session's worker pool and nuphar_parallel_min_workloads (ModelContext), for kernels
@@ -125,7 +127,7 @@ class KernelContext {
     return Output(i, dtype, std::span<const int64_t>(shape));
   }
   /// Sets output i to `value` (Identity-like ops): shares the buffer of a large tensor, copies a
-  /// small one into the output's reused buffer (see kernel.cc for why).
+  /// small one into the output's reused buffer (op_kernel.cc says why).
   void SetOutputAlias(size_t i, const Tensor& value);
 
   /// 64-byte-aligned scratch memory of at least `bytes`, owned by the frame for this node and

@@ -20,38 +20,18 @@
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
+#include "graph/graph_view.h"
+#include "graph/node_builder.h"
 #include "runtime/kernels/conv/conv.h"
 
 namespace nuphar {
 namespace {
-
-float FloatAttr(const onnx::NodeProto& n, const char* name, float fallback) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.f();
-  return fallback;
-}
-
-// Names read by nodes of subgraphs (If/Loop/Scan bodies), at any depth.
-void CollectSubgraphReads(const onnx::GraphProto& g, std::unordered_set<std::string>* out) {
-  for (const auto& n : g.node()) {
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) {
-        for (const auto& sn : a.g().node())
-          for (const auto& i : sn.input()) out->insert(i);
-        CollectSubgraphReads(a.g(), out);
-      }
-      for (const auto& sg : a.graphs()) {
-        for (const auto& sn : sg.node())
-          for (const auto& i : sn.input()) out->insert(i);
-        CollectSubgraphReads(sg, out);
-      }
-    }
-  }
-}
 
 struct Step {
   ConvStep kind;
@@ -66,7 +46,8 @@ class ChainMatcher {
       for (const auto& in : g->node(i).input())
         if (!in.empty()) consumers_[in].push_back(i);
     for (const auto& o : g->output()) pinned_.insert(o.name());
-    CollectSubgraphReads(*g, &pinned_);
+    for (const auto& n : g->node())
+      for (auto& name : ImplicitInputs(n)) pinned_.insert(std::move(name));  // read by a subgraph
   }
 
   // The nodes reading `v`, or empty when v is pinned (graph output, read by a subgraph).
@@ -99,8 +80,8 @@ class ChainMatcher {
 
   // Clip's bounds: attributes before opset 11, optional constant inputs after.
   bool ClipBounds(const onnx::NodeProto& n, float* lo, float* hi) const {
-    *lo = FloatAttr(n, "min", std::numeric_limits<float>::lowest());
-    *hi = FloatAttr(n, "max", std::numeric_limits<float>::max());
+    *lo = AttrFloat(n, "min", std::numeric_limits<float>::lowest());
+    *hi = AttrFloat(n, "max", std::numeric_limits<float>::max());
     if (n.input_size() > 1 && !n.input(1).empty() && !ScalarConstant(n.input(1), lo)) return false;
     if (n.input_size() > 2 && !n.input(2).empty() && !ScalarConstant(n.input(2), hi)) return false;
     return true;
@@ -122,11 +103,11 @@ class ChainMatcher {
       s.kind = ConvStep::kRelu;
     } else if (op == "LeakyRelu") {
       s.kind = ConvStep::kLeakyRelu;
-      s.p[0] = FloatAttr(n, "alpha", 0.01f);
+      s.p[0] = AttrFloat(n, "alpha", 0.01f);
     } else if (op == "HardSigmoid") {
       s.kind = ConvStep::kHardSigmoid;
-      s.p[0] = FloatAttr(n, "alpha", 0.2f);
-      s.p[1] = FloatAttr(n, "beta", 0.5f);
+      s.p[0] = AttrFloat(n, "alpha", 0.2f);
+      s.p[1] = AttrFloat(n, "beta", 0.5f);
     } else if (op == "HardSwish") {
       s.kind = ConvStep::kHardSwish;
     } else if (op == "Sigmoid") {
@@ -215,14 +196,13 @@ class ChainMatcher {
     if (n.input_size() != 5 || n.output_size() < 1) return false;
     for (int o = 1; o < n.output_size(); ++o)
       if (!n.output(o).empty()) return false;
-    for (const auto& a : n.attribute())
-      if (a.name() == "training_mode" && a.i() != 0) return false;
+    if (AttrInt(n, "training_mode", 0) != 0) return false;
     const Tensor* p[4];
     for (int i = 0; i < 4; ++i) {
       p[i] = lookup_(n.input(i + 1));
       if (!p[i] || p[i]->dtype() != DType::kFloat || p[i]->size() != M) return false;
     }
-    const double eps = FloatAttr(n, "epsilon", 1e-5f);
+    const double eps = AttrFloat(n, "epsilon", 1e-5f);
     onnx::TensorProto scale, shift;
     for (int64_t c = 0; c < M; ++c) {
       const double a =
@@ -292,25 +272,21 @@ int FuseConvActivation(onnx::GraphProto* graph, const ConstantLookup& lookup, Co
     conv->set_domain(kFusedDomain);
     while (conv->input_size() < 3) conv->add_input("");
     conv->set_output(0, end);
-    auto* kinds = conv->add_attribute();
-    kinds->set_name("steps");
-    kinds->set_type(onnx::AttributeProto::INTS);
-    auto* params = conv->add_attribute();
-    params->set_name("step_params");
-    params->set_type(onnx::AttributeProto::FLOATS);
-    auto* inputs = conv->add_attribute();
-    inputs->set_name("step_inputs");
-    inputs->set_type(onnx::AttributeProto::INTS);
+    std::vector<int64_t> kinds, inputs;
+    std::vector<float> params;
     for (const Step& s : steps) {
-      kinds->add_ints(static_cast<int64_t>(s.kind));
-      for (float p : s.p) params->add_floats(p);
+      kinds.push_back(static_cast<int64_t>(s.kind));
+      params.insert(params.end(), std::begin(s.p), std::end(s.p));
       if (s.operand.empty()) {
-        inputs->add_ints(-1);
+        inputs.push_back(-1);
       } else {
-        inputs->add_ints(conv->input_size());
+        inputs.push_back(conv->input_size());
         conv->add_input(s.operand);
       }
     }
+    SetAttr(*conv, "steps", kinds);
+    SetAttr(*conv, "step_params", params);
+    SetAttr(*conv, "step_inputs", inputs);
     ++fused;
     if (report) report->absorbed_nodes += static_cast<int>(absorbed.size());
   }
@@ -333,7 +309,7 @@ GraphRewrite ConvActivationRewrite() {
       if (node.op_type() == "Conv") return true;
     return false;
   };
-  r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {
+  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
     return FuseConvActivation(g, ctx.constants);
   };
   return r;

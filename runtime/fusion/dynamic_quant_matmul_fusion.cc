@@ -36,6 +36,9 @@
 // feeding the others, and nodes left without consumers are dropped by dead-code elimination.
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 
+#include "graph/graph_view.h"
+#include "graph/node_builder.h"
+#include "graph/pass.h"
 #include "runtime/core/graph_plan.h"
 
 #include <onnx/onnx_pb.h>
@@ -70,26 +73,10 @@ class Matcher {
   }
   bool IsConst(const std::string& name) const { return lookup_(name) != nullptr; }
 
-  static int64_t IntAttr(const onnx::NodeProto& n, const char* name, int64_t fallback) {
-    for (const auto& a : n.attribute())
-      if (a.name() == name) return a.i();
-    return fallback;
-  }
-  static bool FloatAttr(const onnx::NodeProto& n, const char* name, float* v) {
-    for (const auto& a : n.attribute())
-      if (a.name() == name) {
-        *v = a.f();
-        return true;
-      }
-    return false;
-  }
-
   // ReduceMax/ReduceMin/ReduceSum over the last axis with keepdims=1 (attribute or input form).
   bool IsLastAxisReduce(const onnx::NodeProto& n) const {
-    if (IntAttr(n, "keepdims", 1) != 1) return false;
-    std::vector<int64_t> axes;
-    for (const auto& a : n.attribute())
-      if (a.name() == "axes") axes.assign(a.ints().begin(), a.ints().end());
+    if (AttrInt(n, "keepdims", 1) != 1) return false;
+    std::vector<int64_t> axes = AttrInts(n, "axes").value_or(std::vector<int64_t>{});
     if (n.input_size() > 1 && !n.input(1).empty()) {
       const Tensor* t = lookup_(n.input(1));
       if (!t) return false;
@@ -116,14 +103,18 @@ class Matcher {
   // Shared tail: Q = Cast<qtype>(Clip(Floor(Add(Mul(norm, R), half)))). Fills range, half, clip.
   bool MatchQuantize(const std::string& q, int cast_to, std::string* norm, onnx::NodeProto* fused) const {
     const auto* cast = Producer(q, "Cast");
-    if (!cast || IntAttr(*cast, "to", 0) != cast_to) return false;
+    if (!cast || AttrInt(*cast, "to", 0) != cast_to) return false;
     const auto* clip = Producer(cast->input(0), "Clip");
     if (!clip) return false;
     float lo, hi;
     if (clip->input_size() >= 3) {
       if (!ScalarConst(clip->input(1), &lo) || !ScalarConst(clip->input(2), &hi)) return false;
-    } else if (!FloatAttr(*clip, "min", &lo) || !FloatAttr(*clip, "max", &hi)) {
-      return false;
+    } else {  // the attribute form (before opset 11): both bounds must be given
+      const onnx::AttributeProto* min = FindAttr(*clip, "min");
+      const onnx::AttributeProto* max = FindAttr(*clip, "max");
+      if (!min || !max) return false;
+      lo = min->f();
+      hi = max->f();
     }
     const auto* floor = Producer(clip->input(0), "Floor");
     if (!floor) return false;
@@ -140,10 +131,10 @@ class Matcher {
     if (ScalarConst(mul->input(1), &range)) *norm = mul->input(0);
     else if (ScalarConst(mul->input(0), &range)) *norm = mul->input(1);
     else return false;
-    SetFloat(fused, "range", range);
-    SetFloat(fused, "half", half);
-    SetFloat(fused, "clip_min", lo);
-    SetFloat(fused, "clip_max", hi);
+    SetAttr(*fused, "range", range);
+    SetAttr(*fused, "half", half);
+    SetAttr(*fused, "clip_min", lo);
+    SetAttr(*fused, "clip_max", hi);
     return true;
   }
 
@@ -154,30 +145,11 @@ class Matcher {
     if (const auto* max = Producer(rec->input(0), "Max"); max && max->input_size() == 2) {
       float guard;
       if (!ScalarConst(max->input(1), &guard)) return "";
-      SetInt(fused, "guard_zero_delta", 1);
-      SetFloat(fused, "guard_value", guard);
+      SetAttr(*fused, "guard_zero_delta", int64_t{1});
+      SetAttr(*fused, "guard_value", guard);
       return max->input(0);
     }
     return rec->input(0);
-  }
-
-  static void SetFloat(onnx::NodeProto* n, const char* name, float v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-  }
-  static void SetInt(onnx::NodeProto* n, const char* name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  static void SetString(onnx::NodeProto* n, const char* name, const std::string& v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(v);
   }
 
   // o0 = Mul(Mul(step, scale), Cast<f32>(QY)): returns QY's producer and fills step/scale.
@@ -188,7 +160,7 @@ class Matcher {
     for (int side = 0; side < 2; ++side) {
       const auto* cast = Producer(mul->input(side), "Cast");
       const auto* inner = Producer(mul->input(1 - side), "Mul");
-      if (!cast || !inner || IntAttr(*cast, "to", 0) != onnx::TensorProto::FLOAT) continue;
+      if (!cast || !inner || AttrInt(*cast, "to", 0) != onnx::TensorProto::FLOAT) continue;
       const auto* mm = Producer(cast->input(0), mm_op);
       if (!mm || mm->input_size() != 2) continue;
       for (int s = 0; s < 2; ++s) {
@@ -252,11 +224,11 @@ class Matcher {
       const auto* inner = Producer(o2->input(s), "Mul");
       const std::string qsum_f = Other(inner, scale);
       const auto* cast_f = Producer(qsum_f, "Cast");
-      if (!cast_f || IntAttr(*cast_f, "to", 0) != onnx::TensorProto::FLOAT) continue;
+      if (!cast_f || AttrInt(*cast_f, "to", 0) != onnx::TensorProto::FLOAT) continue;
       const auto* rsum = Producer(cast_f->input(0), "ReduceSum");
       if (!rsum || !IsLastAxisReduce(*rsum)) continue;
       const auto* cast_i = Producer(rsum->input(0), "Cast");
-      if (!cast_i || IntAttr(*cast_i, "to", 0) != onnx::TensorProto::INT32 || cast_i->input(0) != q) continue;
+      if (!cast_i || AttrInt(*cast_i, "to", 0) != onnx::TensorProto::INT32 || cast_i->input(0) != q) continue;
       base = o2->input(1 - s);
     }
     if (base.empty() || !IsConst(base)) return false;
@@ -271,9 +243,9 @@ class Matcher {
     fused->add_input(step);
     fused->add_input(base);
     fused->add_input(rowsum);
-    SetString(fused, "scheme", "asymm8");
-    SetFloat(fused, "inv_range", inv_range);
-    SetFloat(fused, "k_as_float", k_as_float);
+    SetAttr(*fused, "scheme", std::string("asymm8"));
+    SetAttr(*fused, "inv_range", inv_range);
+    SetAttr(*fused, "k_as_float", k_as_float);
     return true;
   }
 
@@ -299,8 +271,8 @@ class Matcher {
       fused->add_input(x);
       fused->add_input(mm->input(1));
       fused->add_input(step);
-      SetString(fused, "scheme", "symm16");
-      SetFloat(fused, "inv_range", inv_range);
+      SetAttr(*fused, "scheme", std::string("symm16"));
+      SetAttr(*fused, "inv_range", inv_range);
       return true;
     }
     return false;
@@ -315,9 +287,10 @@ class Matcher {
 // Refused Adds list at the top of this file).
 class AddAbsorber {
  public:
-  AddAbsorber(const onnx::GraphProto& g, const ConstantLookup& lookup) : graph_(g), lookup_(lookup) {
-    for (const auto& o : g.output()) ++uses_[o.name()];
-    CountUses(g, /*top=*/true);
+  // Reads of a name count node inputs here and anywhere inside subgraphs (an outer-scope
+  // reference from a body counts; a body value that merely shares the name over-counts, which
+  // only refuses an Add) and graph outputs.
+  AddAbsorber(const onnx::GraphProto& g, const ConstantLookup& lookup) : graph_(g), lookup_(lookup), uses_(g) {
     for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
       for (const auto& v : *list)
         if (v.type().has_tensor_type()) declared_.emplace(v.name(), &v.type().tensor_type());
@@ -355,8 +328,7 @@ class AddAbsorber {
   std::string Check(const onnx::NodeProto& add, const std::string& y, const std::string& x, int64_t n,
                     const std::string& b) const {
     if (add.input_size() != 2 || add.output_size() != 1) return "the Add does not have 2 inputs and 1 output";
-    auto it = uses_.find(y);
-    if (it == uses_.end() || it->second != 1) return "Y has another consumer or is a graph output";
+    if (uses_.Count(y) != 1) return "Y has another consumer or is a graph output";
     if (b == y || b.empty()) return "the Add has no other operand";
     if (n <= 0) return "Wq is not 2-D";
     const std::string row_shape = "[" + std::to_string(n) + "] or [1, ..., 1, " + std::to_string(n) + "]";
@@ -407,59 +379,11 @@ class AddAbsorber {
     return true;
   }
 
-  // Every read of a name: node inputs here and anywhere inside subgraphs (an outer-scope
-  // reference from a body counts; a body value that merely shares the name over-counts, which
-  // only refuses an Add).
-  void CountUses(const onnx::GraphProto& g, bool top) {
-    for (const auto& node : g.node()) {
-      for (const auto& in : node.input())
-        if (!in.empty()) ++uses_[in];
-      for (const auto& a : node.attribute()) {
-        if (a.has_g()) CountUses(a.g(), false);
-        for (const auto& sg : a.graphs()) CountUses(sg, false);
-      }
-    }
-    if (!top)
-      for (const auto& o : g.output()) ++uses_[o.name()];
-  }
-
   const onnx::GraphProto& graph_;
   const ConstantLookup& lookup_;
-  std::unordered_map<std::string, int> uses_;
+  const UseCounts uses_;
   std::unordered_map<std::string, const onnx::TypeProto_Tensor*> declared_;
 };
-
-// Drops nodes whose outputs nobody reads (graph outputs and subgraph references count as reads).
-void RemoveDeadNodes(onnx::GraphProto* graph) {
-  std::unordered_set<std::string> used;
-  for (const auto& o : graph->output()) used.insert(o.name());
-  std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
-    for (const auto& n : g.node()) {
-      for (const auto& i : n.input()) used.insert(i);
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) collect(a.g());
-        for (const auto& sg : a.graphs()) collect(sg);
-      }
-    }
-    for (const auto& o : g.output()) used.insert(o.name());
-  };
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    used.clear();
-    for (const auto& o : graph->output()) used.insert(o.name());
-    collect(*graph);
-    auto* nodes = graph->mutable_node();
-    for (int i = nodes->size() - 1; i >= 0; --i) {
-      bool live = false;
-      for (const auto& o : nodes->Get(i).output()) live |= !o.empty() && used.count(o);
-      if (!live) {
-        nodes->DeleteSubrange(i, 1);
-        changed = true;
-      }
-    }
-  }
-}
 
 }  // namespace
 
@@ -504,7 +428,15 @@ int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup
   if (replacements.empty()) return 0;
   for (auto& [index, fused] : replacements) *graph->mutable_node(index) = std::move(fused);
   for (auto it = absorbed_adds.rbegin(); it != absorbed_adds.rend(); ++it) graph->mutable_node()->DeleteSubrange(*it, 1);
-  RemoveDeadNodes(graph);
+  // Dead-code elimination of this graph only (bodies are fused when they are compiled): a node
+  // none of whose outputs is read (graph outputs and reads from subgraphs count) goes, repeatedly.
+  // Initializers, graph inputs and value_info stay.
+  DeadValueOptions dce;
+  dce.follow_producers = false;
+  dce.drop_value_info = false;
+  dce.all_nodes = true;
+  dce.subgraphs = false;
+  RemoveDeadValues(graph, /*is_main=*/false, {}, dce);
   return static_cast<int>(replacements.size());
 }
 
@@ -516,7 +448,7 @@ GraphRewrite DynQuantMatMulRewrite() {
       if (node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16") return true;
     return false;
   };
-  r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {
+  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
     const int fused = FuseDynamicQuantMatMul(g, ctx.constants);
     ctx.model.fused_patterns += fused;
     return fused;

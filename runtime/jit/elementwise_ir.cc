@@ -5,6 +5,8 @@
 
 #include <unordered_map>
 
+#include "graph/node_builder.h"
+
 namespace nuphar::jit {
 namespace {
 
@@ -38,12 +40,6 @@ const OpInfo* FindOp(const std::string& op_type) {
   for (const OpInfo& o : kOps)
     if (op_type == o.onnx) return &o;
   return nullptr;
-}
-
-float AttrFloat(const onnx::NodeProto& n, const char* name, float fallback) {
-  for (const auto& a : n.attribute())
-    if (a.name() == name) return a.f();
-  return fallback;
 }
 
 }  // namespace
@@ -82,12 +78,8 @@ bool IsActivationCall(OpKind kind) { return kind == OpKind::kSigmoid || kind == 
 
 std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
                                         const std::vector<int64_t>* constant_sizes) {
-  int64_t axis = 0;
-  std::vector<int64_t> sizes;
-  for (const auto& a : split.attribute()) {
-    if (a.name() == "axis") axis = a.i();
-    if (a.name() == "split") sizes.assign(a.ints().begin(), a.ints().end());
-  }
+  const int64_t axis = AttrInt(split, "axis", 0);
+  std::vector<int64_t> sizes = AttrInts(split, "split").value_or(std::vector<int64_t>{});
   if (rank < 1 || width < 0 || (axis != -1 && axis != rank - 1)) return {};
   if (split.input_size() > 1 && !split.input(1).empty()) {
     if (!constant_sizes) return {};

@@ -35,10 +35,9 @@ constexpr double kCompareRelTolerance = 1e-5;
 }  // namespace
 
 DumpOptions DumpOptionsFor(const NodeInfo& node) {
-  const std::string module_dump = LowerCase(node.setting("codegen_dump_module"));
   DumpOptions dump;
-  dump.ll = module_dump == "ll";
-  dump.asm_ = module_dump == "asm";
+  dump.ll = node.setting_is("codegen_dump_module", "ll");
+  dump.asm_ = node.setting_is("codegen_dump_module", "asm");
   return dump;
 }
 
@@ -76,11 +75,6 @@ Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> con
   });
 }
 
-std::string LowerCase(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
   const onnx::GraphProto* body = node.GetGraph("body");
   if (!body) return node.Error("partition without a body");
@@ -92,7 +86,7 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
     node.AddCounter("plan_nodes", -1);
     node.AddCounter(std::string("plan_nodes_") + n.kernel->profile_path(), -1);
   }
-  k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
+  k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
   auto ir = BuildElementwiseIR(*body);
   if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
     ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + node.name() + " runs on the reference executor: " + ir.message());

@@ -84,6 +84,5 @@ class JitElementwiseKernel final : public OpKernel {
 
 /// codegen_dump_module of the node's session.
 DumpOptions DumpOptionsFor(const NodeInfo& node);
-std::string LowerCase(std::string s);
 
 }  // namespace nuphar::jit

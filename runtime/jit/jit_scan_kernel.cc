@@ -58,7 +58,7 @@ class JitScanKernel final : public OpKernel {
     NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump));
     k->has_loop_ = true;
     k->node_name_ = node.name();
-    k->compare_ = LowerCase(node.setting("nuphar_execution_mode")) == "compare";
+    k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
     node.AddCounter("jit_scan_loops", 1);
     return std::unique_ptr<OpKernel>(std::move(k));
   }

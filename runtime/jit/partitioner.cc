@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "graph/diagnostics.h"
+#include "graph/graph_view.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/elementwise_ir.h"
@@ -33,21 +34,9 @@ onnx::TensorShapeProto ToShapeProto(const ModelContext::DeclaredShape& s) {
   return p;
 }
 
-// Names every subgraph of `node` reads from enclosing scopes.
-void CollectSubgraphReads(const onnx::GraphProto& g, std::unordered_set<std::string>* reads) {
-  for (const auto& n : g.node()) {
-    for (const auto& i : n.input()) reads->insert(i);
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) CollectSubgraphReads(a.g(), reads);
-      for (const auto& sg : a.graphs()) CollectSubgraphReads(sg, reads);
-    }
-  }
-  for (const auto& o : g.output()) reads->insert(o.name());
-}
-
 class Partitioner {
  public:
-  Partitioner(onnx::GraphProto* graph, const RewriteContext& ctx) : g_(*graph), ctx_(ctx), model_(ctx.model) {}
+  Partitioner(onnx::GraphProto* graph, const GraphRewriteContext& ctx) : g_(*graph), ctx_(ctx), model_(ctx.model) {}
 
   int Run() {
     // Scans (opset 9+) become JitScan: their kernel compiles the whole loop when the body allows.
@@ -150,8 +139,7 @@ class Partitioner {
     if (!HasElementwiseGenerator(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
-    for (const auto& a : n.attribute())
-      if (a.has_g() || a.graphs_size() > 0) return *why = "has a subgraph", false;
+    if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
     const std::string& out = n.output(0);
     if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
     const auto* out_shape = ShapeOf(out);
@@ -247,10 +235,7 @@ class Partitioner {
     // Values read outside a group: by other nodes, by subgraphs, as graph outputs.
     std::unordered_set<std::string> read_by_subgraphs, graph_outputs;
     for (const auto& node : g_.node())
-      for (const auto& a : node.attribute()) {
-        if (a.has_g()) CollectSubgraphReads(a.g(), &read_by_subgraphs);
-        for (const auto& sg : a.graphs()) CollectSubgraphReads(sg, &read_by_subgraphs);
-      }
+      for (auto& name : ImplicitInputs(node)) read_by_subgraphs.insert(std::move(name));
     for (const auto& o : g_.output()) graph_outputs.insert(o.name());
 
     std::vector<char> taken(static_cast<size_t>(n), 0);
@@ -394,7 +379,7 @@ class Partitioner {
   }
 
   onnx::GraphProto& g_;
-  const RewriteContext& ctx_;
+  const GraphRewriteContext& ctx_;
   const ModelContext& model_;
   std::unordered_map<std::string, int> producer_;
   std::vector<std::vector<int>> consumers_;
@@ -415,7 +400,7 @@ GraphRewrite JitPartitionRewrite() {
       if (HasElementwiseGenerator(n.op_type()) || n.op_type() == "Scan") return true;
     return false;
   };
-  r.apply = [](onnx::GraphProto* g, const RewriteContext& ctx) -> Expected<int> {
+  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
     return Partitioner(g, ctx).Run();
   };
   return r;

@@ -13,13 +13,9 @@
 #
 #   tests/bench/cache_load.sh [-r ROUNDS] [MODEL[:DIMS]...]     (DIMS as perf_test --dims)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 rounds=3
 [ "${1:-}" = -r ] && { rounds=$2; shift 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 models=("$@")
 if [ ${#models[@]} -eq 0 ]; then
   /usr/bin/python3 "$shared/peer/make_rnn_model.py" --op lstm --input_dim 80 --hidden_dim 512 --layers 1 \

@@ -10,17 +10,10 @@
 # which must stay within 1e-4. The CNN models of the issue (PaddleOCR v4
 # recognizer, openWakeWord embedding and melspectrogram) must reach <= 1.0, the others < 1.0.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 rounds=5 iters=50
-while [ $# -gt 0 ]; do
-  case $1 in
-    -r) rounds=$2; shift 2 ;;
-    -i) iters=$2; shift 2 ;;
-    *) break ;;
-  esac
-done
+take_rounds_iters "$@"
+set -- "${args[@]}"
 # model -> dims (ours and ORT take the same syntax: name=value, INPUT:AXIS=value). Inputs are
 # drawn once by ort_run.js (--save-inputs; the Silero sample rate sr set to 16000, the rate
 # these models are named for) and fed to both sides from that directory.
@@ -37,8 +30,6 @@ declare -A dims=(
 )
 order="ch_PP-OCRv4_rec_infer oww_embedding_model oww_melspectrogram dtln_model_1 gtcrn_simple silero_vad_openvino_16k silero_vad_16k_op15 silero_vad_v3.1 silero_vad_v5"
 models=${*:-$order}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 median() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 med_of() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); our tier: ${NUPHAR_CODEGEN_TARGET:-$(grep -qw avx512_vnni /proc/cpuinfo && echo avx512vnni || echo 'best (see cpu_features.h)')}"

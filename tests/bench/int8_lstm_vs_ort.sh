@@ -6,14 +6,10 @@
 #
 #   tests/bench/int8_lstm_vs_ort.sh [-r RUNS] [HIDDEN...]      (default hidden sizes: 512 1024)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 runs=30
 if [ "${1:-}" = -r ]; then runs=$2; shift 2; fi
 sizes=${*:-512 1024}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 median() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 printf "%-6s %12s %12s %12s %12s %12s %10s\n" hidden ort_float ort_dq_int8 ours_float ours_scan ours_int8 int8/ort
 for h in $sizes; do

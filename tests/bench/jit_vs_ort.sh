@@ -13,21 +13,12 @@
 #
 # The shared models' side-by-side run is tests/bench/runtime_vs_ort.sh -e jit.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 rounds=3 iters=50
-while [ $# -gt 0 ]; do
-  case $1 in
-    -r) rounds=$2; shift 2 ;;
-    -i) iters=$2; shift 2 ;;
-    *) break ;;
-  esac
-done
+take_rounds_iters "$@"
+set -- "${args[@]}"
 sizes=${*:-128 256 512 1024}
 [ -f "$shared/peer/ort_run.js" ] || { echo "jit_vs_ort: no peer harness at $shared/peer" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 median_of_json() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 med() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { /usr/bin/python3 -c "print('%.2f' % ($1 / $2))"; }

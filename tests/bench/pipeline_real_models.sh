@@ -7,11 +7,7 @@
 #
 #   tests/bench/pipeline_real_models.sh [MODEL.onnx:dims ...]
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 models=${*:-"$shared/models/silero_vad_openvino_16k.onnx: $shared/models/silero_vad_v3.1.onnx:sequence=1536 $shared/models/dtln_model_1.onnx: $shared/models/gtcrn_simple.onnx:"}
 have_ort=0
 [ -f "$shared/peer/ort_run.js" ] && node -e "require('$HOME/.cache/ort-peer/node_modules/onnxruntime-node')" 2>/dev/null && have_ort=1

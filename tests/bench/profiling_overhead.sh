@@ -9,13 +9,10 @@
 #
 #   BASE_PERF_TEST=/path/to/old/perf_test tests/bench/profiling_overhead.sh [ROUNDS] [RUNS_PER_ROUND]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, bin, work
 base=${BASE_PERF_TEST:?set BASE_PERF_TEST to a perf_test built without the profiler}
 rounds=${1:-15}
 runs=${2:-40}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 "$bin/rnn_benchmark" --rnn_type lstm --input_dim 80 --hidden_dim 512 --layers 1 --seq_len 100 --num_threads 1 \
   --min_seconds 0.01 --min_runs 1 --out "$work" > /dev/null 2>&1
 py=/usr/bin/python3

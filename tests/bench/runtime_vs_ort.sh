@@ -8,9 +8,7 @@
 # Default models: the four in ../shared/models and make_rnn_model.py LSTMs (hidden 128 and 512,
 # seq 100, batch 1). One thread on both sides. Needs the peer: bash ../shared/peer/setup_ort.sh.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 engine=reference runs=20 models=""
 while [ $# -gt 0 ]; do
   case $1 in
@@ -21,8 +19,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -f "$shared/peer/ort_run.js" ] || { echo "runtime_vs_ort: no peer harness at $shared/peer" >&2; exit 2; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 if [ -z "$models" ]; then
   for h in 128 512; do
     /usr/bin/python3 "$shared/peer/make_rnn_model.py" --op lstm --input_dim 80 --hidden_dim $h --layers 1 \

@@ -11,14 +11,10 @@
 # the input-projection GEMMs split too; the directions of a bidirectional layer always run side
 # by side with 2 threads.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 rounds=3
 if [ "${1:-}" = -r ]; then rounds=$2; shift 2; fi
 configs=${*:-1024:2:bi 512:1:uni}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 iters=20
 median() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 med_of() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }

@@ -8,14 +8,10 @@
 #
 # Targets: median wall < 2 s and peak RSS < 3x the model size.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-shared=${NUPHAR_SHARED_DIR:-$root/../shared}
-bin=${NUPHAR_BIN_DIR:-$root/build/bin}
+source "$(dirname "$0")/bench_env.sh"  # root, shared, bin, work
 runs=5
 if [ "${1:-}" = -r ]; then runs=$2; shift 2; fi
 dims=${*:-80 1024}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 printf "%-9s %9s %10s %10s %10s %10s %8s %s\n" input_dim model_MB cp_s to_scan_s ratio_cp peak_MB peak/x verdict
 for d in $dims; do

@@ -5,48 +5,28 @@
 #include <immintrin.h>
 
 #include "runtime/kernels/conv/sgemm_internal.h"
+#include "runtime/kernels/conv/sgemm_tile.h"
 
 namespace nuphar::conv_avx512 {
 namespace {
 
 constexpr int kMr = 12;
 
-template <int NV, bool kMasked>
-inline void Tile(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
-                 __mmask16 mask) {
-  __m512 acc[kMr][NV];
-#pragma GCC unroll 16
-  for (int i = 0; i < kMr; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < K; ++k) {
-    __m512 bv[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j)
-      bv[j] = kMasked && j == NV - 1 ? _mm512_maskz_loadu_ps(mask, b[k] + n0 + 16 * j)
-                                     : _mm512_loadu_ps(b[k] + n0 + 16 * j);
-    const float* ak = a + k * kMr;
-#pragma GCC unroll 16
-    for (int i = 0; i < kMr; ++i) {
-      const __m512 av = _mm512_set1_ps(ak[i]);
-#pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
-    }
-  }
-  // Fully unrolled with constant indices, so the accumulators stay in registers (a data-dependent
-  // `break` here made GCC keep them in memory and store all of them on every k).
-#pragma GCC unroll 16
-  for (int i = 0; i < kMr; ++i) {
-    if (i >= rows) continue;
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) {
-      if (kMasked && j == NV - 1)
-        _mm512_mask_storeu_ps(c + i * ldc + 16 * j, mask, acc[i][j]);
-      else
-        _mm512_storeu_ps(c + i * ldc + 16 * j, acc[i][j]);
-    }
-  }
-}
+// 16 floats per zmm register (sgemm_tile.h).
+struct Zmm {
+  using Reg = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  static Reg Zero() { return _mm512_setzero_ps(); }
+  static Reg Load(const float* p) { return _mm512_loadu_ps(p); }
+  static Reg MaskLoad(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  static Reg Broadcast(const float* p) { return _mm512_set1_ps(*p); }
+  static Reg Fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
+  static void Store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
+  static void MaskStore(float* p, Mask m, Reg v) { _mm512_mask_storeu_ps(p, m, v); }
+  static Mask NoMask() { return 0; }
+  static Mask TailMask(int left) { return static_cast<Mask>((1u << left) - 1); }
+};
 
 // Few columns (a filter bank over a short frame: openWakeWord's melspectrogram has 5): a
 // column tile would leave most lanes idle, so the panel's 12 rows go across the lanes instead
@@ -107,13 +87,7 @@ void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, fl
     default:
       break;
   }
-  int64_t n = 0;
-  for (; n + 32 <= cols; n += 32) Tile<2, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);
-  if (n + 16 <= cols) {
-    Tile<1, false>(a, K, b, n0 + n, c + n, ldc, rows, 0);
-    n += 16;
-  }
-  if (n < cols) Tile<1, true>(a, K, b, n0 + n, c + n, ldc, rows, static_cast<__mmask16>((1u << (cols - n)) - 1));
+  conv::SgemmColumns<Zmm, kMr>(a, K, b, n0, c, ldc, rows, cols);
 }
 
 }  // namespace nuphar::conv_avx512

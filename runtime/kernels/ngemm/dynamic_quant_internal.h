@@ -39,6 +39,23 @@ inline int32_t QuantizeValue(DynQuantScheme scheme, float x, float bias, float i
   return std::isnan(clipped) ? 0 : static_cast<int32_t>(clipped);
 }
 
+/// Quantizes x[from, K) element by element (QuantizeValue) into q_out, uint8 for asymm8 and int16
+/// for symm16; returns the sum of the quantized values. The portable row, and every ISA's tail.
+inline int32_t QuantizeElements(DynQuantScheme scheme, const float* x, int64_t from, int64_t K, float bias, float inv,
+                                const DynQuantConstants& c, void* q_out) {
+  int32_t qsum = 0;
+  for (int64_t k = from; k < K; ++k) {
+    const int32_t q = QuantizeValue(scheme, x[k], bias, inv, c);
+    if (scheme == DynQuantScheme::kAsymm8) {
+      static_cast<uint8_t*>(q_out)[k] = static_cast<uint8_t>(q);
+    } else {
+      static_cast<int16_t*>(q_out)[k] = static_cast<int16_t>(q);
+    }
+    qsum += q;
+  }
+  return qsum;
+}
+
 /// Reciprocal(delta) or Reciprocal(Max(delta, guard_value)).
 inline float InverseDelta(float delta, const DynQuantConstants& c) {
   const float guarded = c.guard_zero_delta ? (delta > c.guard_value ? delta : c.guard_value) : delta;

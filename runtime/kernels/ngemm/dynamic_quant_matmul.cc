@@ -51,17 +51,7 @@ RowStats QuantizeRowRef(DynQuantScheme scheme, const float* x, int64_t K, const 
   }
   const float inv = InverseDelta(delta, c);
   s.scale = delta * c.inv_range;
-  int32_t qsum = 0;
-  for (int64_t k = 0; k < K; ++k) {
-    const int32_t q = QuantizeValue(scheme, x[k], s.bias, inv, c);
-    if (scheme == DynQuantScheme::kAsymm8) {
-      static_cast<uint8_t*>(q_out)[k] = static_cast<uint8_t>(q);
-    } else {
-      static_cast<int16_t*>(q_out)[k] = static_cast<int16_t>(q);
-    }
-    qsum += q;
-  }
-  s.qsum = qsum;
+  s.qsum = QuantizeElements(scheme, x, 0, K, s.bias, inv, c, q_out);
   return s;
 }
 

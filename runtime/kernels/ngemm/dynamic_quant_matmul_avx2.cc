@@ -88,17 +88,7 @@ RowStats QuantizeRowAvx2(DynQuantScheme scheme, const float* x, int64_t K, const
       _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<int16_t*>(q_out) + k), q16);
     }
   }
-  int32_t qsum = HorizontalSum(v_sum);
-  for (int64_t k = K8; k < K; ++k) {
-    const int32_t q = QuantizeValue(scheme, x[k], s.bias, inv, c);
-    if (asymm) {
-      static_cast<uint8_t*>(q_out)[k] = static_cast<uint8_t>(q);
-    } else {
-      static_cast<int16_t*>(q_out)[k] = static_cast<int16_t>(q);
-    }
-    qsum += q;
-  }
-  s.qsum = qsum;
+  s.qsum = HorizontalSum(v_sum) + QuantizeElements(scheme, x, K8, K, s.bias, inv, c, q_out);
   return s;
 }
 

@@ -1,6 +1,6 @@
-// The AVX2-family micro-kernels as templates over an op (avx2_ops.h, avxvnni_ops.h), so each ISA
-// file (kernel_avx2.cc, gemv_avx2.cc, kernel_avxvnni.cc) only instantiates them with its own
-// compile flags. Include only from those files.
+// The AVX2-family micro-kernels as templates over an op (avx2_ops.h; the AVX-VNNI ops are in
+// kernel_avxvnni.cc), so each ISA file (kernel_avx2.cc, gemv_avx2.cc, kernel_avxvnni.cc) only
+// instantiates them with its own compile flags. Include only from those files.
 //
 // GEMM: an MR x NR register block (NR = 16 columns = 2 panels), C in registers for the whole K
 // range of the tile; the tile loop walks blocks in the order chosen by NUPHAR_IGEMM_PERMUTE.
