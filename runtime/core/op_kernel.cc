@@ -33,10 +33,6 @@ std::string NodeInfo::setting(const std::string& key) const {
   return s ? s->Get(key) : std::string();
 }
 
-std::string NodeInfo::model_checksum() const {
-  return scope_ && scope_->model && scope_->model->model_checksum ? scope_->model->model_checksum() : std::string();
-}
-
 bool NodeInfo::setting_is(const std::string& key, const std::string& value) const {
   const Settings* s = scope_ && scope_->model ? scope_->model->settings : nullptr;
   return s && s->Is(key, value);

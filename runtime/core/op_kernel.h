@@ -76,8 +76,6 @@ class NodeInfo {
   std::string setting(const std::string& key) const;
   /// Whether the session setting `key` is `value`, compared case-insensitively (Settings::Is).
   bool setting_is(const std::string& key, const std::string& value) const;
-  /// md5 hex of the model the session loaded (ModelContext::model_checksum; "" outside a session).
-  std::string model_checksum() const;
   /// The session's worker pool and nuphar_parallel_min_workloads (ModelContext), for kernels
   /// that split their work; null / 0 outside a session.
   ThreadPool* thread_pool() const;
@@ -92,7 +90,8 @@ class NodeInfo {
   /// The job must not refer to this NodeInfo, and must stay harmless if the kernel that queued it
   /// is gone by then (a node folded at load time drops its kernel).
   Status DeferUntilLoaded(std::function<Status()> job) const;
-  /// model_checksum() as a function valid until the session is loaded, safe from load jobs.
+  /// md5 hex of the model the session loaded (ModelContext::model_checksum), as a function valid
+  /// until the session is loaded and safe from load jobs; "" outside a session.
   std::function<std::string()> ModelChecksumFn() const;
 
   /// A Diag for this node.

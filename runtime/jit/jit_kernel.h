@@ -37,7 +37,9 @@ struct KernelCode {
 /// Queues the compile (or cache load) of `module`, whose entry is kKernelEntry, for the end of
 /// the node's session load (NodeInfo::DeferUntilLoaded), with the node's target, dumps and cache
 /// policy; kernels of a session then compile side by side when it has more than one thread. The
-/// job fills `out`, counts the kernel (CountKernel) and calls `done` with the kernel's name.
+/// job fills `out`, adds the kernel to the session's counters (jit_compiled, jit_from_cache or
+/// jit_from_so by where its code came from; the time to jit_compile_us) and calls `done` with
+/// the kernel's name.
 Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
                     std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
                     std::function<void(const std::string& name)> done = nullptr);
