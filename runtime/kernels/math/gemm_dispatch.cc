@@ -1,6 +1,6 @@
 // fp32 product dispatch: picks the AVX2+FMA or the baseline copy of the Eigen GEMM and of the
-// packed GEMV (gemv_f32.h) per ISA tier (R7, R11); AVX-512 tiers run the AVX-512 copy of the
-// GEMM and the AVX2 GEMV.
+// packed GEMV (gemv_f32.h) per ISA tier (R7, R11); AVX-512 tiers run the AVX-512 copies of both
+// (the AVX-512 GEMV is bit-identical to the AVX2 one).
 #include "runtime/kernels/math/gemm_eigen.h"
 
 #include <atomic>
@@ -20,7 +20,7 @@ struct F32Products {
 };
 constexpr F32Products kRef{gemm_ref::GemmF32, gemm_ref::GemmF64, gemv_ref::GemvF32Packed, "ref"};
 constexpr F32Products kAvx2{gemm_avx2::GemmF32, gemm_avx2::GemmF64, gemv_avx2::GemvF32Packed, "avx2"};
-constexpr F32Products kAvx512{gemm_avx512::GemmF32, gemm_avx512::GemmF64, gemv_avx2::GemvF32Packed, "avx512"};
+constexpr F32Products kAvx512{gemm_avx512::GemmF32, gemm_avx512::GemmF64, gemv_avx512::GemvF32Packed, "avx512"};
 constexpr const F32Products* kByTier[kIsaTierCount] = {&kRef, &kAvx2, nullptr, &kAvx512, nullptr};
 
 // 0 = the process tier, 1 = forced ref, 2 = forced avx2 (if the CPU has it).

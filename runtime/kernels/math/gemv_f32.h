@@ -12,9 +12,9 @@
 // (the session keeps both the constant and its packed form).
 //
 // # Numerics
-// Each y[n] is a sum over k in a fixed order per path (AVX2: even and odd k in two chains, added
-// at the end, with FMA; ref: one chain). Not bit-identical to Eigen nor between the two paths,
-// like GemmF32 itself.
+// Each y[n] is a sum over k in a fixed order per path (AVX2 and AVX-512: even and odd k in two
+// chains, added at the end, with FMA, bit-identical to each other; ref: one chain). Not
+// bit-identical to Eigen nor between the ref and vector paths, like GemmF32 itself.
 #pragma once
 
 #include <cstdint>

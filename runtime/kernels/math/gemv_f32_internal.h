@@ -10,4 +10,7 @@ void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumu
 namespace gemv_avx2 {
 void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate);
 }
+namespace gemv_avx512 {
+void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate);
+}
 }  // namespace nuphar

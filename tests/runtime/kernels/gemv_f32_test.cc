@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -52,6 +54,29 @@ TEST_P(GemvF32Test, MatchesDoubleReferenceForEveryEdge) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, GemmPath::kAvx2),
                          [](const auto& info) { return info.param == GemmPath::kRef ? "ref" : "avx2"; });
+
+// The AVX-512 tier's GEMV (two blocks at a time) gives the AVX2 GEMV's bits: same chains per
+// column. kAuto runs the process tier's copy, which is the AVX-512 one on such a CPU.
+TEST(GemvF32Avx512Test, BitIdenticalToAvx2) {
+  if (std::string(GemmPathName()) != "avx512") GTEST_SKIP() << "the process tier is " << GemmPathName();
+  uint32_t seed = 40;
+  for (int64_t K : {1, 2, 3, 17, 80, 128})
+    for (int64_t N : {1, 31, 32, 33, 64, 65, 96, 100, 512}) {
+      const auto b_kn = RandomFloats(size_t(K * N), seed++);
+      const auto a = RandomFloats(size_t(K), seed++);
+      const auto y0 = RandomFloats(size_t(N) + 1, seed++);
+      const PackedGemvF32 packed = PackedGemvF32::FromKN(b_kn.data(), K, N, N);
+      for (bool accumulate : {false, true}) {
+        std::vector<float> wide = y0, narrow = y0;
+        GemvF32Packed(a.data(), packed, wide.data(), accumulate);
+        SetGemmPathForTesting(GemmPath::kAvx2);
+        GemvF32Packed(a.data(), packed, narrow.data(), accumulate);
+        SetGemmPathForTesting(GemmPath::kAuto);
+        ASSERT_EQ(0, std::memcmp(wide.data(), narrow.data(), wide.size() * sizeof(float)))
+            << "K=" << K << " N=" << N << " accumulate=" << accumulate;
+      }
+    }
+}
 
 void ExpectClose(const Tensor& got, const Tensor& want, double tol) {
   ASSERT_EQ(got.shape(), want.shape());
