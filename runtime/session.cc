@@ -11,6 +11,7 @@
 
 #include "graph/diagnostics.h"
 #include "graph/model_io.h"
+#include "graph/onnx_infer_guard.h"
 #include "graph/opset_schema.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
@@ -198,7 +199,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   onnx::ModelProto inferred = model_in;
   if (SafeForOnnxInference(model_in)) {
     try {
-      onnx::shape_inference::InferShapes(inferred);
+      onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
     } catch (const std::exception&) {
       inferred = model_in;
     }

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "graph/diagnostics.h"
+#include "graph/onnx_infer_guard.h"
 
 #include "graph/tensor_data.h"
 #include "shape_infer/graph_inferencer.h"
@@ -57,7 +58,7 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   auto op = root_->opsets.find(domain);
   if (op == root_->opsets.end()) return false;
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), op->second, domain);
+  const onnx::OpSchema* schema = GuardedSchemaRegistry()->GetSchema(node.op_type(), op->second, domain);
   if (!schema || !schema->has_type_and_shape_inference_function()) return false;
 
   std::vector<onnx::TypeProto> types;
@@ -133,7 +134,7 @@ void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
     g.add_output()->set_name(o);
   }
   try {
-    onnx::shape_inference::InferShapes(&g, root_->opsets, onnx::OpSchemaRegistry::Instance(),
+    onnx::shape_inference::InferShapes(&g, root_->opsets, GuardedSchemaRegistry(),
                                        onnx::ShapeInferenceOptions(false, 0, false));
   } catch (const std::exception& e) {
     if (root_->options.verbose > 0)
