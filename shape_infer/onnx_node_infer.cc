@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -90,6 +91,15 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
   // known yet therefore leaves the node to a later pass or to the symbolic handlers.
   for (const auto& in : node.input())
     if (!in.empty() && !types_by_name.count(in)) return true;
+  // Nor do they check that a required input is present: an empty name where the schema has a
+  // single or variadic input is a null type to them (found by tests/fuzz: EyeLike with input "").
+  const auto& formal = schema->inputs();
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!node.input(i).empty() || formal.empty()) continue;
+    const size_t f = std::min(static_cast<size_t>(i), formal.size() - 1);
+    if (formal[f].GetOption() != onnx::OpSchema::Optional) return true;
+  }
+  if (node.input_size() < schema->min_input()) return true;
   onnx::NodeProto copy = node;
   try {
     onnx::shape_inference::InferenceContextImpl ctx(copy, types_by_name, data_by_name, sparse_by_name);
