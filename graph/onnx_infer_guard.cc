@@ -24,6 +24,26 @@ void CheckLayerNormAxis(onnx::InferenceContext& ctx) {
     fail_shape_inference("axis ", axis, " is out of range for an input of rank ", rank);
 }
 
+// Conv-like ops: libonnx's convPoolShapeInference reads the kernel shape from the weight's
+// dims and walks the input's spatial dims with it, assuming equal ranks.
+void CheckConvRanks(onnx::InferenceContext& ctx, size_t weight_index) {
+  if (ctx.getNumInputs() <= weight_index || !onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, weight_index))
+    return;
+  const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  const int w_rank = ctx.getInputType(weight_index)->tensor_type().shape().dim_size();
+  if (x_rank < 2 || w_rank != x_rank)
+    fail_shape_inference("the input has rank ", x_rank, " and the weight rank ", w_rank, "; both must be equal and >= 2");
+}
+
+// The checks for (domain, op type), or null when the op's inference function needs none.
+using Check = void (*)(onnx::InferenceContext&);
+Check CheckFor(const std::string& key) {
+  if (key == "LayerNormalization") return CheckLayerNormAxis;
+  if (key == "Conv" || key == "ConvInteger" || key == "ConvTranspose") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 1); };
+  if (key == "QLinearConv") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 3); };
+  return nullptr;
+}
+
 class Registry final : public onnx::ISchemaRegistry {
  public:
   const onnx::OpSchema* GetSchema(const std::string& key, const int max_inclusive_version,
@@ -31,16 +51,17 @@ class Registry final : public onnx::ISchemaRegistry {
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(key, max_inclusive_version, domain);
     if (!schema || !schema->has_type_and_shape_inference_function()) return schema;
     const bool onnx_domain = domain.empty() || domain == "ai.onnx";
-    if (!onnx_domain || key != "LayerNormalization") return schema;
+    const Check check = onnx_domain ? CheckFor(key) : nullptr;
+    if (!check) return schema;
     std::lock_guard<std::mutex> lock(mu_);
     auto& guarded = guarded_[schema];
     if (!guarded) {
       guarded = std::make_unique<onnx::OpSchema>(*schema);
-      guarded->TypeAndShapeInferenceFunction([inner = schema->GetTypeAndShapeInferenceFunction()](
-                                                 onnx::InferenceContext& ctx) {
-        CheckLayerNormAxis(ctx);
-        inner(ctx);
-      });
+      guarded->TypeAndShapeInferenceFunction(
+          [check, inner = schema->GetTypeAndShapeInferenceFunction()](onnx::InferenceContext& ctx) {
+            check(ctx);
+            inner(ctx);
+          });
     }
     return guarded.get();
   }

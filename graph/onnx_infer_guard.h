@@ -7,6 +7,9 @@
 // check and then writes dims from it, so axis < -rank (or an axis whose int truncation is
 // negative) reads and writes before the shape's first dim (found by tests/fuzz: a structurally
 // valid model with axis = -100 crashed Session::Create and symbolic_shape_infer).
+// Conv, ConvInteger, ConvTranspose, QLinearConv: the kernel shape is read from the weight's dims
+// and walked along the input's, so the two ranks must be equal (found by tests/fuzz: ConvInteger
+// with a rank-5 weight on a rank-4 input crashed Session::Create).
 #pragma once
 
 namespace onnx {
