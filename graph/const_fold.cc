@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
@@ -303,12 +304,26 @@ Expected<std::unique_ptr<onnx::TensorProto>> ConstantNodeValue(const onnx::NodeP
   return Diag::Node(node, "Constant without a supported value attribute");
 }
 
-Expected<ConstantValue> FoldConstant(const GraphScope& scope, const std::string& name,
-                                     std::vector<const onnx::NodeProto*>* producers) {
+namespace {
+
+// Weight chains are a few nodes long: a longer one is not folded, so the recursion stays far
+// from the stack's end whatever the file. A chain that reaches a node already on it is a cycle,
+// which only a model that skipped the structural check (graph/model_check.h) can have: the
+// library entry points take a ModelProto as given (found by tests/fuzz: a stack overflow).
+constexpr size_t kMaxFoldDepth = 256;
+
+Expected<ConstantValue> FoldAt(const GraphScope& scope, const std::string& name,
+                               std::vector<const onnx::NodeProto*>* producers,
+                               std::vector<const onnx::NodeProto*>* chain) {
   if (const auto* init = scope.FindInitializer(name)) return ConstantValue(init);
   const GraphScope* owner = nullptr;
   const onnx::NodeProto* node = scope.FindProducer(name, &owner);
   if (!node) return Diag::Msg("'" + name + "' is neither an initializer nor computed from constants");
+  if (std::find(chain->begin(), chain->end(), node) != chain->end())
+    return Diag::Node(*node, "'" + name + "' is computed from itself (a cycle)");
+  if (chain->size() >= kMaxFoldDepth)
+    return Diag::Node(*node, "'" + name + "' is at the end of a chain of more than " + std::to_string(kMaxFoldDepth) +
+                                 " nodes: not folded into a constant");
   if (producers) producers->push_back(node);
   if (node->op_type() == "Constant") {
     NUPHAR_ASSIGN_OR_RETURN(auto t, ConstantNodeValue(*node));
@@ -320,7 +335,9 @@ Expected<ConstantValue> FoldConstant(const GraphScope& scope, const std::string&
       inputs.emplace_back();
       continue;
     }
-    auto v = FoldConstant(*owner, in, producers);
+    chain->push_back(node);
+    auto v = FoldAt(*owner, in, producers, chain);
+    chain->pop_back();
     if (!v.ok()) {
       Status s = v.status();
       return s.WithNode(*node);
@@ -334,6 +351,14 @@ Expected<ConstantValue> FoldConstant(const GraphScope& scope, const std::string&
   auto result = Evaluate(*node, std::move(inputs), output_index);
   if (!result.ok()) return result.status();
   return ConstantValue(FromHost(name, std::move(result).value()));
+}
+
+}  // namespace
+
+Expected<ConstantValue> FoldConstant(const GraphScope& scope, const std::string& name,
+                                     std::vector<const onnx::NodeProto*>* producers) {
+  std::vector<const onnx::NodeProto*> chain;
+  return FoldAt(scope, name, producers, &chain);
 }
 
 }  // namespace nuphar

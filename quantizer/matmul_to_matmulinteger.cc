@@ -11,6 +11,7 @@
 // Errors:  one weight used with two different W-configs or symmetric flags.
 #include "quantizer/matmul_quantizer.h"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "graph/tensor_data.h"
@@ -154,10 +155,16 @@ Expected<const ConvertedWeight*> MatMulQuantizer::ConvertWeight(const WeightRef&
     *skip = "weight '" + t.name() + "' is empty";
     return nullptr;
   }
+  // Dims of a broken or hostile file: no k * n below may overflow (found by tests/fuzz).
+  const int64_t elements = NumElements({k, n});
+  if (k < 0 || n < 0 || elements > static_cast<int64_t>(SIZE_MAX / sizeof(float))) {
+    *skip = "weight '" + t.name() + "' has dims [" + std::to_string(k) + ", " + std::to_string(n) + "]";
+    return nullptr;
+  }
   // Read raw_data in place (the common case, and the big one); typed fields are copied.
   std::vector<float> copy;
   const float* data = nullptr;
-  if (t.has_raw_data() && t.raw_data().size() == static_cast<size_t>(k * n) * sizeof(float)) {
+  if (t.has_raw_data() && t.raw_data().size() == static_cast<size_t>(elements) * sizeof(float)) {
     data = reinterpret_cast<const float*>(t.raw_data().data());
   } else {
     auto values = ReadTensor<float>(t);

@@ -17,6 +17,7 @@
 #include "graph/diagnostics.h"
 #include "graph/graph_view.h"
 #include "graph/model_io.h"
+#include "graph/onnx_infer_guard.h"
 #include "graph/opset_schema.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
@@ -225,7 +226,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   onnx::ModelProto inferred = model_in;
   if (SafeForOnnxInference(model_in)) {
     try {
-      onnx::shape_inference::InferShapes(inferred);
+      onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
     } catch (const std::exception&) {
       inferred = model_in;
     }

@@ -10,10 +10,12 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
 #include "graph/diagnostics.h"
+#include "graph/onnx_infer_guard.h"
 
 #include "graph/tensor_data.h"
 #include "shape_infer/graph_inferencer.h"
@@ -57,7 +59,7 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
   auto op = root_->opsets.find(domain);
   if (op == root_->opsets.end()) return false;
-  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), op->second, domain);
+  const onnx::OpSchema* schema = GuardedSchemaRegistry()->GetSchema(node.op_type(), op->second, domain);
   if (!schema || !schema->has_type_and_shape_inference_function()) return false;
 
   std::vector<onnx::TypeProto> types;
@@ -89,6 +91,15 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
   // known yet therefore leaves the node to a later pass or to the symbolic handlers.
   for (const auto& in : node.input())
     if (!in.empty() && !types_by_name.count(in)) return true;
+  // Nor do they check that a required input is present: an empty name where the schema has a
+  // single or variadic input is a null type to them (found by tests/fuzz: EyeLike with input "").
+  const auto& formal = schema->inputs();
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!node.input(i).empty() || formal.empty()) continue;
+    const size_t f = std::min(static_cast<size_t>(i), formal.size() - 1);
+    if (formal[f].GetOption() != onnx::OpSchema::Optional) return true;
+  }
+  if (node.input_size() < schema->min_input()) return true;
   onnx::NodeProto copy = node;
   try {
     onnx::shape_inference::InferenceContextImpl ctx(copy, types_by_name, data_by_name, sparse_by_name);
@@ -133,7 +144,7 @@ void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
     g.add_output()->set_name(o);
   }
   try {
-    onnx::shape_inference::InferShapes(&g, root_->opsets, onnx::OpSchemaRegistry::Instance(),
+    onnx::shape_inference::InferShapes(&g, root_->opsets, GuardedSchemaRegistry(),
                                        onnx::ShapeInferenceOptions(false, 0, false));
   } catch (const std::exception& e) {
     if (root_->options.verbose > 0)

@@ -6,6 +6,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "graph/onnx_infer_guard.h"
 #include "runtime/core/graph_plan.h"
 
 namespace nuphar {
@@ -56,7 +57,7 @@ void InferTypes(const onnx::GraphProto& graph, const ModelContext& model, TypeMa
   }
   *m.mutable_graph() = graph;
   try {
-    onnx::shape_inference::InferShapes(m);
+    onnx::shape_inference::InferShapes(m, GuardedSchemaRegistry());
   } catch (const std::exception&) {
     return;
   }

@@ -3,6 +3,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <string>
 #include <unordered_map>
 
 #include "graph/node_builder.h"
@@ -45,6 +46,14 @@ const OpInfo* FindOp(const std::string& op_type) {
 }  // namespace
 
 bool HasElementwiseGenerator(const std::string& op_type) { return FindOp(op_type) != nullptr; }
+
+bool ElementwiseGeneratorTakes(const std::string& op_type, int input_count) {
+  const OpInfo* info = FindOp(op_type);
+  if (!info) return false;
+  if (info->arity == -1) return input_count >= 1;
+  if (info->kind == OpKind::kClip) return input_count >= 1 && input_count <= 3;  // Clip-11: min, max inputs
+  return input_count == info->arity;
+}
 
 const char* OpKindName(OpKind kind) {
   switch (kind) {
@@ -91,7 +100,10 @@ std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t ra
     sizes.assign(static_cast<size_t>(parts), width / parts);
   }
   int64_t total = 0;
-  for (int64_t v : sizes) total += v < 0 ? width + 1 : v;
+  for (int64_t v : sizes) {
+    if (v < 0 || v > width) return {};  // also keeps the sum from overflowing
+    total += v;
+  }
   if (static_cast<int64_t>(sizes.size()) != parts || total != width) return {};
   return sizes;
 }
@@ -200,6 +212,11 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
 
   auto next_id = [&] { return static_cast<int>(ir.inputs.size() + ir.ops.size()); };
   auto operand = [&](const onnx::NodeProto& n, int i) -> Expected<int> {
+    // A node short of inputs (a broken or hostile file; found by tests/fuzz) is an error here,
+    // never an index past the end of its input list.
+    if (i >= n.input_size())
+      return Diag::Node(n, "jit: has " + std::to_string(n.input_size()) + " input(s); operand " + std::to_string(i) +
+                               " is missing");
     auto it = value_of.find(n.input(i));
     if (it == value_of.end()) return Diag::Node(n, "jit: operand '" + n.input(i) + "' is not a partition value");
     return it->second;
@@ -238,6 +255,8 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     const OpInfo* info = FindOp(n.op_type());
     if (!info) return Diag::Node(n, "jit: op '" + n.op_type() + "' has no elementwise code generator");
     if (n.output_size() != 1) return Diag::Node(n, "jit: expected one output");
+    if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
+      return Diag::Node(n, "jit: " + std::to_string(n.input_size()) + " input(s) is not what " + n.op_type() + " takes");
     IrOp op;
     op.kind = info->kind;
     op.node = n.name();

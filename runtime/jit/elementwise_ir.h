@@ -68,6 +68,10 @@ struct ElementwiseIR {
 /// Whether the elementwise generator has an emitter for this ONNX op (the partitioner's filter
 /// and the IR builder read the same table).
 bool HasElementwiseGenerator(const std::string& op_type);
+/// Whether that emitter takes a node of `op_type` with `input_count` inputs (1 for unary ops, 1
+/// to 3 for Clip, 2 for binary ones, 1 or more for Sum/Max/Min); a node outside its schema's
+/// counts stays with the reference kernel, which reports it.
+bool ElementwiseGeneratorTakes(const std::string& op_type, int input_count);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or
 /// "" with the reason in *why when no Access fits (a dim unknown, or another broadcast).

@@ -111,6 +111,7 @@ class Partitioner {
   bool AcceptsViewSplit(const onnx::NodeProto& n, std::vector<int64_t>* sizes, std::string* why) const {
     if (model_.OpsetFor("") < 2) return *why = "Split-1", false;
     if (n.output_size() < 2) return *why = "fewer than two outputs", false;
+    if (n.input_size() < 1 || n.input(0).empty()) return *why = "no input", false;
     const std::string& in = n.input(0);
     if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
     const auto* in_shape = ShapeOf(in);
@@ -137,6 +138,8 @@ class Partitioner {
              false;
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
     if (!HasElementwiseGenerator(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
+    if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
+      return *why = std::to_string(n.input_size()) + " input(s), not what " + n.op_type() + " takes", false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;

@@ -101,6 +101,14 @@ SymShape NodeContext::NewSymbols(size_t j, size_t rank) const {
   return s;
 }
 
+std::optional<size_t> NodeContext::ShapeInputLength(size_t i) const {
+  auto shape = InputShape(i);
+  if (!shape || shape->size() != 1 || !(*shape)[0]) return std::nullopt;
+  auto n = (*shape)[0]->AsInt();
+  if (!n || *n < 0 || *n > kMaxSymbolicRank) return std::nullopt;
+  return static_cast<size_t>(*n);
+}
+
 // The attribute readers are graph/node_builder.h's, bound to this node.
 const onnx::AttributeProto* NodeContext::Attr(const std::string& name) const { return FindAttr(node_, name); }
 int64_t NodeContext::AttrInt(const std::string& name, int64_t def) const { return nuphar::AttrInt(node_, name, def); }

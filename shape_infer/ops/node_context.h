@@ -55,6 +55,13 @@ class NodeContext {
   sym::Expr NewSymbol(size_t j, size_t axis) const;
   SymShape NewSymbols(size_t j, size_t rank) const;
 
+  /// Highest rank given fresh symbols from a shape input's length: ranks in real models are a
+  /// handful, and a declared length of 2^40 (or -1 in an unchecked model) must not make this
+  /// many symbols (found by tests/fuzz: ConstantOfShape hung). Above it the output stays unknown.
+  static constexpr int64_t kMaxSymbolicRank = 64;
+  /// The length of 1-D input i (a shape tensor) when known and in [0, kMaxSymbolicRank].
+  std::optional<size_t> ShapeInputLength(size_t i) const;
+
   const onnx::AttributeProto* Attr(const std::string& name) const;
   int64_t AttrInt(const std::string& name, int64_t def) const;
   float AttrFloat(const std::string& name, float def) const;

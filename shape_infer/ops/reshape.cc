@@ -21,9 +21,7 @@ Status HandleReshape(NodeContext& ctx) {
     target = ctx.InputExprs(1);
   }
   if (!target) {
-    auto shape_of_shape = ctx.InputShape(1);
-    if (shape_of_shape && shape_of_shape->size() == 1 && (*shape_of_shape)[0] && (*shape_of_shape)[0]->AsInt())
-      ctx.SetOutput(0, elem, ctx.NewSymbols(0, static_cast<size_t>(*(*shape_of_shape)[0]->AsInt())));
+    if (auto rank = ctx.ShapeInputLength(1)) ctx.SetOutput(0, elem, ctx.NewSymbols(0, *rank));
     PassValue(ctx);
     return Status::OK();
   }
@@ -172,10 +170,9 @@ Status HandleExpand(NodeContext& ctx) {
   auto target = ctx.InputExprs(1);
   if (in && target) {
     ctx.SetOutput(0, ctx.InputElemType(0), ctx.Broadcast(*in, ToShape(*target)));
-  } else if (auto shape_of_target = ctx.InputShape(1); in && shape_of_target && shape_of_target->size() == 1 &&
-                                                        (*shape_of_target)[0] && (*shape_of_target)[0]->AsInt()) {
+  } else if (auto target_rank = ctx.ShapeInputLength(1); in && target_rank) {
     // Dynamic target: the rank is known, every dim may change.
-    size_t rank = std::max<size_t>(in->size(), static_cast<size_t>(*(*shape_of_target)[0]->AsInt()));
+    size_t rank = std::max<size_t>(in->size(), *target_rank);
     ctx.SetOutput(0, ctx.InputElemType(0), ctx.NewSymbols(0, rank));
   }
   return Status::OK();

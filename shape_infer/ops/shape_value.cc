@@ -90,9 +90,7 @@ Status HandleConstantOfShape(NodeContext& ctx) {
     }
     return Status::OK();
   }
-  auto in = ctx.InputShape(0);
-  if (in && in->size() == 1 && (*in)[0] && (*in)[0]->AsInt())
-    ctx.SetOutput(0, elem, ctx.NewSymbols(0, static_cast<size_t>(*(*in)[0]->AsInt())));
+  if (auto rank = ctx.ShapeInputLength(0)) ctx.SetOutput(0, elem, ctx.NewSymbols(0, *rank));
   return Status::OK();
 }
 
