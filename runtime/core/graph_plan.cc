@@ -88,6 +88,49 @@ Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limi
   }
 }
 
+// The payload of initializer `t` of the graph being compiled: `t` itself, or the original the
+// rewrite copy borrowed it from (CopyForRewrites).
+const onnx::TensorProto& Payload(const onnx::TensorProto& t,
+                                 const std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
+  if (!borrowed || !t.raw_data().empty() || t.float_data_size() || t.int32_data_size() || t.int64_data_size() ||
+      t.double_data_size() || t.uint64_data_size() || t.string_data_size())
+    return t;
+  auto it = borrowed->find(t.name());
+  return it == borrowed->end() ? t : *it->second;
+}
+
+// The graph the rewrites work on: `graph` with every large in-memory initializer reduced to its
+// name, type and dims, the payload staying in `graph` (listed in `borrowed`). Copying the weights
+// cost a full copy of the model per load and doubled its memory for the session's lifetime.
+std::shared_ptr<onnx::GraphProto> CopyForRewrites(const onnx::GraphProto& graph,
+                                                  std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
+  auto copy = std::make_shared<onnx::GraphProto>();
+  copy->set_name(graph.name());
+  copy->set_doc_string(graph.doc_string());
+  *copy->mutable_node() = graph.node();
+  *copy->mutable_input() = graph.input();
+  *copy->mutable_output() = graph.output();
+  *copy->mutable_value_info() = graph.value_info();
+  *copy->mutable_sparse_initializer() = graph.sparse_initializer();
+  *copy->mutable_quantization_annotation() = graph.quantization_annotation();
+  borrowed->clear();
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    const size_t bytes = t.raw_data().size() + 4 * static_cast<size_t>(t.float_data_size() + t.int32_data_size()) +
+                         8 * static_cast<size_t>(t.int64_data_size() + t.double_data_size() + t.uint64_data_size());
+    if (bytes < 4096 || t.string_data_size() > 0 || t.data_location() == onnx::TensorProto::EXTERNAL ||
+        borrowed->count(t.name())) {
+      *copy->add_initializer() = t;
+      continue;
+    }
+    onnx::TensorProto* header = copy->add_initializer();
+    header->set_name(t.name());
+    header->set_data_type(t.data_type());
+    *header->mutable_dims() = t.dims();
+    (*borrowed)[t.name()] = &t;
+  }
+  return copy;
+}
+
 }  // namespace
 
 // Constant values visible from `graph` before it is compiled: its initializers, its Constant
@@ -95,14 +138,15 @@ Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limi
 // graph computes is indexed (the partitioner asks about every value: scanning the graph per lookup
 // made loading quadratic in its size); the index is rebuilt when a rewrite has changed the
 // graph's node or initializer count, and values are always read from the live graph.
-static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent) {
+static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent,
+                                     const std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
   struct Index {
     int nodes = -1, initializers = -1;  // the graph's sizes when built
     std::unordered_set<std::string> initializer, constant_output, computed;
     std::unordered_map<std::string, Tensor> converted;
   };
   auto index = std::make_shared<Index>();
-  return [&graph, parent, index](const std::string& name) -> const Tensor* {
+  return [&graph, parent, index, borrowed](const std::string& name) -> const Tensor* {
     if (name.empty()) return nullptr;
     if (auto it = index->converted.find(name); it != index->converted.end()) return &it->second;
     if (index->nodes != graph.node_size() || index->initializers != graph.initializer_size()) {
@@ -118,7 +162,7 @@ static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* p
     if (index->initializer.count(name)) {
       for (const auto& t : graph.initializer()) {
         if (t.name() != name) continue;
-        auto value = TensorFromProto(t);
+        auto value = TensorFromProto(Payload(t, borrowed));
         return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
       }
     }
@@ -217,8 +261,9 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
   for (const GraphRewrite& r : model.rewrites)
     if (r.may_apply(graph_in, model)) applicable.push_back(&r);
   if (!any_missing_kernel && applicable.empty()) return &graph_in;
-  // Rewrites work on a copy (with the initializers), kept only when one of them changed it.
-  auto copy = std::make_shared<onnx::GraphProto>(graph_in);
+  // Rewrites work on a copy (large initializers borrowed from graph_in until DefineValues), kept
+  // only when one of them changed it.
+  auto copy = CopyForRewrites(graph_in, &borrowed_);
   int rewrites = 0;
   if (any_missing_kernel) {
     auto expanded = ExpandFunctionNodes(copy.get(), model, overrides);
@@ -229,7 +274,7 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
     rewrites += *expanded;
   }
   for (const GraphRewrite* r : applicable) {
-    GraphRewriteContext ctx{model, LocalConstants(*copy, parent)};
+    GraphRewriteContext ctx{model, LocalConstants(*copy, parent, &borrowed_)};
     auto done = r->apply(copy.get(), ctx);
     if (!done) {
       Status s = done.status();
@@ -237,7 +282,10 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
     }
     rewrites += *done;
   }
-  if (rewrites == 0) return &graph_in;
+  if (rewrites == 0) {
+    borrowed_.clear();
+    return &graph_in;
+  }
   expanded_ = std::move(copy);
   return expanded_.get();
 }
@@ -270,7 +318,7 @@ Status GraphPlan::DefineValues(const onnx::GraphProto& graph, PlanScope& scope) 
   // Constants: initializers (those shadowed by a graph input become that input's default).
   std::unordered_set<std::string> input_set(input_names_.begin(), input_names_.end());
   for (const auto& t : graph.initializer()) {
-    auto tensor = TensorFromProto(t);
+    auto tensor = TensorFromProto(Payload(t, &borrowed_));
     if (!tensor) return Diag::Msg("initializer '" + t.name() + "': " + tensor.diag().reason);
     const int ref = num_locals_ + static_cast<int>(constants_.size());
     constants_.push_back(std::move(*tensor));
@@ -402,7 +450,9 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   scope.model = &model;
   auto located = [&](Status s) { return s.WithGraph(graph.name()).WithFile(model.file); };
   if (graph.sparse_initializer_size() > 0) return located(Diag::Msg("sparse initializers are not supported"));
-  if (Status s = plan->DefineValues(graph, scope); !s.ok()) return located(std::move(s));
+  const Status defined = plan->DefineValues(graph, scope);
+  plan->borrowed_.clear();  // the payloads live in the caller's graph, which may go after Compile
+  if (!defined.ok()) return located(defined);
   if (Status s = plan->CreateKernels(graph, scope, overrides); !s.ok()) return located(std::move(s));
   plan->pool_ = model.pool;
   if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());

@@ -133,6 +133,9 @@ class GraphPlan {
   std::vector<int> input_slots_, input_defaults_, output_refs_;
   std::vector<PlanNode> nodes_;
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
+  /// While compiling (ApplyRewrites to DefineValues): initializers whose payload the rewrite copy
+  /// left in the caller's graph, by name (the copy holds their name, type and dims only).
+  std::unordered_map<std::string, const onnx::TensorProto*> borrowed_;
   std::shared_ptr<onnx::GraphProto> expanded_;  ///< the graph with function ops expanded, if any were
 };
 
