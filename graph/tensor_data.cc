@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace nuphar {
 
@@ -57,6 +58,11 @@ namespace {
 template <class Field, class Elem>
 std::string PackField(const Field& field, size_t elem_size) {
   std::string out(field.size() * elem_size, '\0');
+  using Stored = std::remove_cv_t<std::remove_reference_t<decltype(field.Get(0))>>;
+  if constexpr (std::is_same_v<Stored, Elem>) {  // float_data of a float tensor, int64_data of int64: one copy
+    if (field.size() > 0) std::memcpy(out.data(), field.data(), out.size());
+    return out;
+  }
   for (int i = 0; i < field.size(); ++i) {
     Elem v = static_cast<Elem>(field.Get(i));
     std::memcpy(out.data() + i * elem_size, &v, elem_size);

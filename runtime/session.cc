@@ -50,6 +50,41 @@ ValueDesc DescribeValue(const onnx::ValueInfoProto& vi) {
 }
 
 // Element types and shapes declared in value_info, graph inputs and outputs, over every graph.
+// The model for ONNX's inference, with large floating-point initializers (weights) reduced to
+// their type and dims: inference reads those, and the data only of small shape-like inputs
+// (Reshape's shape, Slice's starts). Copying every weight for it was a large part of a small
+// model's load time.
+onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  const onnx::GraphProto& g = model.graph();
+  onnx::GraphProto& out = *copy.mutable_graph();
+  out.set_name(g.name());
+  *out.mutable_node() = g.node();
+  *out.mutable_input() = g.input();
+  *out.mutable_output() = g.output();
+  *out.mutable_value_info() = g.value_info();
+  *out.mutable_sparse_initializer() = g.sparse_initializer();
+  for (const onnx::TensorProto& t : g.initializer()) {
+    const int type = t.data_type();
+    const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
+                          type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+    int64_t elements = 1;
+    for (int64_t d : t.dims()) elements *= d < 0 ? 0 : d;
+    onnx::TensorProto* kept = out.add_initializer();
+    if (!floating || elements <= 1024) {
+      *kept = t;
+      continue;
+    }
+    kept->set_name(t.name());  // type and dims only
+    kept->set_data_type(type);
+    *kept->mutable_dims() = t.dims();
+  }
+  return copy;
+}
+
 void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
   auto add = [&](const onnx::ValueInfoProto& vi) {
     ValueDesc d = DescribeValue(vi);
@@ -223,12 +258,12 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 
   // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
   // unsupported types at load time. Failure here is not fatal: types then come from run time.
-  onnx::ModelProto inferred = model_in;
+  onnx::ModelProto inferred = CopyForInference(model_in);
   if (SafeForOnnxInference(model_in)) {
     try {
       onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
     } catch (const std::exception&) {
-      inferred = model_in;
+      inferred = CopyForInference(model_in);
     }
   }
   CollectTypes(inferred.graph(), *model_);
