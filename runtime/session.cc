@@ -50,10 +50,28 @@ ValueDesc DescribeValue(const onnx::ValueInfoProto& vi) {
 }
 
 // Element types and shapes declared in value_info, graph inputs and outputs, over every graph.
-// The model for ONNX's inference, with large floating-point initializers (weights) reduced to
-// their type and dims: inference reads those, and the data only of small shape-like inputs
-// (Reshape's shape, Slice's starts). Copying every weight for it was a large part of a small
-// model's load time.
+// True for a floating-point tensor of more than 1024 elements: a weight, whose values ONNX's
+// inference never reads (it reads the data of small shape-like inputs: Reshape's shape, Slice's
+// starts).
+bool IsLargeFloatTensor(const onnx::TensorProto& t) {
+  const int type = t.data_type();
+  const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
+                        type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+  int64_t elements = 1;
+  for (int64_t d : t.dims()) elements *= d < 0 ? 0 : d;
+  return floating && elements > 1024;
+}
+
+// `t`'s name, type and dims, without its payload.
+void CopyTensorHeader(const onnx::TensorProto& t, onnx::TensorProto* header) {
+  header->set_name(t.name());
+  header->set_data_type(t.data_type());
+  *header->mutable_dims() = t.dims();
+}
+
+// The model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
+// reduced to their type and dims: copying every weight for it was a large part of a small model's
+// load time.
 onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
   onnx::ModelProto copy;
   copy.set_ir_version(model.ir_version());
@@ -62,25 +80,35 @@ onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
   const onnx::GraphProto& g = model.graph();
   onnx::GraphProto& out = *copy.mutable_graph();
   out.set_name(g.name());
-  *out.mutable_node() = g.node();
+  for (const onnx::NodeProto& n : g.node()) {
+    onnx::NodeProto* kept = out.add_node();
+    if (n.op_type() != "Constant") {
+      *kept = n;
+      continue;
+    }
+    kept->set_name(n.name());
+    kept->set_op_type(n.op_type());
+    kept->set_domain(n.domain());
+    *kept->mutable_input() = n.input();
+    *kept->mutable_output() = n.output();
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      onnx::AttributeProto* attr = kept->add_attribute();
+      if (a.has_t() && IsLargeFloatTensor(a.t())) {
+        attr->set_name(a.name());
+        attr->set_type(a.type());
+        CopyTensorHeader(a.t(), attr->mutable_t());
+      } else {
+        *attr = a;
+      }
+    }
+  }
   *out.mutable_input() = g.input();
   *out.mutable_output() = g.output();
   *out.mutable_value_info() = g.value_info();
   *out.mutable_sparse_initializer() = g.sparse_initializer();
   for (const onnx::TensorProto& t : g.initializer()) {
-    const int type = t.data_type();
-    const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
-                          type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-    int64_t elements = 1;
-    for (int64_t d : t.dims()) elements *= d < 0 ? 0 : d;
-    onnx::TensorProto* kept = out.add_initializer();
-    if (!floating || elements <= 1024) {
-      *kept = t;
-      continue;
-    }
-    kept->set_name(t.name());  // type and dims only
-    kept->set_data_type(type);
-    *kept->mutable_dims() = t.dims();
+    if (IsLargeFloatTensor(t)) CopyTensorHeader(t, out.add_initializer());
+    else *out.add_initializer() = t;
   }
   return copy;
 }
