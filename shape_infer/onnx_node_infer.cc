@@ -99,7 +99,10 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
     const size_t f = std::min(static_cast<size_t>(i), formal.size() - 1);
     if (formal[f].GetOption() != onnx::OpSchema::Optional) return true;
   }
-  if (node.input_size() < schema->min_input()) return true;
+  // Or output counts: Split with no outputs divides its axis by zero (found by tests/fuzz).
+  if (node.input_size() < schema->min_input() || node.input_size() > schema->max_input() ||
+      node.output_size() < schema->min_output() || node.output_size() > schema->max_output())
+    return true;
   onnx::NodeProto copy = node;
   try {
     onnx::shape_inference::InferenceContextImpl ctx(copy, types_by_name, data_by_name, sparse_by_name);
@@ -120,6 +123,14 @@ bool GraphInferencer::RunSchemaInference(const onnx::NodeProto& node) {
 
 void GraphInferencer::RunOnnxInference(const onnx::NodeProto& node) {
   if (RunSchemaInference(node)) return;
+  // The one-node graph path has the same trust in input and output counts (see above).
+  const std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  if (auto op = root_->opsets.find(domain); op != root_->opsets.end()) {
+    const onnx::OpSchema* schema = GuardedSchemaRegistry()->GetSchema(node.op_type(), op->second, domain);
+    if (schema && (node.input_size() < schema->min_input() || node.input_size() > schema->max_input() ||
+                   node.output_size() < schema->min_output() || node.output_size() > schema->max_output()))
+      return;
+  }
   onnx::GraphProto g;
   *g.add_node() = node;
   std::unordered_set<std::string> added;

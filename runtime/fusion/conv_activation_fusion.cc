@@ -153,7 +153,8 @@ class ChainMatcher {
       std::swap(ia, ib);
     }
     // b is the Mul(y, t); a produces t from y.
-    if (b->op_type() != "Mul" || b->input_size() != 2 || b->input(0) == b->input(1) || a->output_size() != 1)
+    if (b->op_type() != "Mul" || b->input_size() != 2 || b->input(0) == b->input(1) || a->output_size() != 1 ||
+        b->output_size() != 1)
       return false;
     const int y_slot = b->input(0) == y ? 0 : b->input(1) == y ? 1 : -1;
     if (y_slot < 0) return false;
@@ -180,7 +181,7 @@ class ChainMatcher {
     const std::vector<int> div = Consumers(b->output(0));
     if (div.size() != 1) return false;
     const onnx::NodeProto& d = g_->node(div[0]);
-    if (d.op_type() != "Div" || d.input_size() != 2 || d.input(0) != b->output(0) ||
+    if (d.op_type() != "Div" || d.input_size() != 2 || d.output_size() != 1 || d.input(0) != b->output(0) ||
         !ScalarConstant(d.input(1), &s.p[1]))
       return false;
     steps->push_back(s);

@@ -58,9 +58,15 @@ class Matcher {
         if (!o.empty()) producer_[o] = &n;
   }
 
+  // The node of type `op` that produces `name`, when it has the inputs the matchers read (one,
+  // two for the binary ops and the integer MatMuls): a broken file's Sub with one input is no
+  // match, never an index past its input list (found by tests/fuzz).
   const onnx::NodeProto* Producer(const std::string& name, const char* op) const {
     auto it = producer_.find(name);
     if (it == producer_.end() || it->second->op_type() != op) return nullptr;
+    static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Max", "MatMulInteger", "MatMulInteger16"};
+    const int needed = kBinary.count(op) ? 2 : 1;
+    if (it->second->input_size() < needed) return nullptr;
     return it->second;
   }
 
@@ -251,6 +257,7 @@ class Matcher {
 
   // The symm16 pattern ending at Y = Mul(Mul(step, scale), Cast<f32>(MatMulInteger16(Q, Wq))).
   bool MatchSymm16(const onnx::NodeProto& y_mul, onnx::NodeProto* fused) const {
+    if (y_mul.output_size() < 1) return false;
     std::string step, scale;
     const auto* mm = MatchScaledProduct(y_mul.output(0), "MatMulInteger16", &step, &scale);
     if (!mm || !IsConst(mm->input(1))) return false;

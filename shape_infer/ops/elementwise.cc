@@ -19,7 +19,7 @@ void PassValue(NodeContext& ctx, size_t in, size_t out) {
       auto i = d ? d->AsInt() : std::nullopt;
       if (!i) return ctx.SetOutputValue(out, std::move(copy));
       dims.push_back(*i);
-      n *= *i;
+      if (__builtin_mul_overflow(n, *i, &n)) return ctx.SetOutputValue(out, std::move(copy));
     }
     if (static_cast<size_t>(n) == copy.values.size()) copy.dims = dims;
   }

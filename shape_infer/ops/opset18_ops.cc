@@ -54,7 +54,8 @@ Status HandleCol2Im(NodeContext& ctx) {
   SymShape out{(*in)[0]};
   if (block && (*in)[1]) {
     int64_t prod = 1;
-    for (int64_t b : *block) prod *= b;
+    for (int64_t b : *block)
+      if (b <= 0 || __builtin_mul_overflow(prod, b, &prod)) return ctx.Error("Col2Im block_shape must be positive and addressable");
     if (prod <= 0) return ctx.Error("Col2Im block_shape must be positive");
     out.emplace_back(sym::Div(*(*in)[1], Expr(prod)));
   } else {

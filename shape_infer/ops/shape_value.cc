@@ -76,8 +76,10 @@ Status HandleConstantOfShape(NodeContext& ctx) {
     std::vector<int64_t> int_dims;
     for (const auto& d : *dims) {
       auto v = d.AsInt();
-      if (!v) literal = false;
-      else n *= *v, int_dims.push_back(*v);
+      // A negative dim or an overflowing product (a hostile shape input; found by tests/fuzz:
+      // -1 made a vector of 2^64 - 1 values) is not tracked as a literal value.
+      if (!v || *v < 0 || __builtin_mul_overflow(n, *v, &n)) literal = false;
+      else int_dims.push_back(*v);
     }
     if (literal && elem == onnx::TensorProto::INT64 && n <= 4096) {
       int64_t fill = 0;

@@ -88,7 +88,8 @@ void TrackSliceValue(NodeContext& ctx, const std::vector<int64_t>& axes, const s
   const TrackedValue* v = ctx.InputValue(0);
   if (!v || v->dims.empty()) return;
   int64_t count = 1;
-  for (int64_t d : v->dims) count *= d;
+  for (int64_t d : v->dims)
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return;
   if (count != static_cast<int64_t>(v->values.size())) return;
   const size_t rank = v->dims.size();
   std::vector<std::vector<int64_t>> kept(rank);

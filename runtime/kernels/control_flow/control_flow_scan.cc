@@ -258,10 +258,14 @@ Expected<std::unique_ptr<OpKernel>> CreateScanWithBody(const NodeInfo& node, std
   if (!g) return node.Error("Scan needs a 'body' graph attribute");
   NUPHAR_RETURN_IF_ERROR(CheckTensorOnlyGraph(node, *g, "body"));
   const int opset = node.opset();
-  const int M = static_cast<int>(node.GetInt("num_scan_inputs", -1));
   const int first_state = opset >= 9 ? 0 : 1;  // opset 8 starts with sequence_lens
-  const int N = static_cast<int>(node.num_inputs()) - first_state - M;
-  if (M < 1 || N < 0) return node.Error("num_scan_inputs must be in [1, number of inputs]");
+  // Checked as int64 before narrowing: 2^31 would wrap to a negative count (found by tests/fuzz).
+  const int64_t num_scan_inputs = node.GetInt("num_scan_inputs", -1);
+  const int64_t inputs = static_cast<int64_t>(node.num_inputs());
+  if (num_scan_inputs < 1 || num_scan_inputs > inputs - first_state)
+    return node.Error("num_scan_inputs must be in [1, number of inputs]");
+  const int M = static_cast<int>(num_scan_inputs);
+  const int N = static_cast<int>(inputs) - first_state - M;
   if (g->input_size() != N + M)
     return node.Error("body has " + std::to_string(g->input_size()) + " inputs, expected " + std::to_string(N + M) +
                       " (states + scan inputs)");

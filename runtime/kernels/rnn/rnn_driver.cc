@@ -28,8 +28,9 @@ Expected<RnnAttributes> ParseRnnAttributes(const NodeInfo& node, int num_gates,
   a.hidden_size = node.GetInt("hidden_size", -1);
   if (node.has_attr("hidden_size") && a.hidden_size <= 0)
     return node.Error("hidden_size must be positive, got " + std::to_string(a.hidden_size));
-  a.layout = static_cast<int>(node.GetInt("layout", 0));
-  if (a.layout != 0 && a.layout != 1) return node.Error("layout must be 0 or 1, got " + std::to_string(a.layout));
+  const int64_t layout = node.GetInt("layout", 0);  // compared before narrowing: 2^32 is not 0
+  if (layout != 0 && layout != 1) return node.Error("layout must be 0 or 1, got " + std::to_string(layout));
+  a.layout = static_cast<int>(layout);
   a.clip = node.GetFloat("clip", 0.0f);
   if (node.has_attr("clip") && !(a.clip > 0)) return node.Error("clip must be positive");
   NUPHAR_ASSIGN_OR_RETURN(a.activations, ParseRnnActivations(node, a.num_directions, default_activations));
