@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <regex>
 
 #include "graph/model_io.h"
+#include "graph/tensor_data.h"
 #include "runtime/core/tensor_proto.h"
 
 namespace nuphar::tools {
@@ -58,10 +60,16 @@ Expected<NamedTensor> ReadTensorFile(const std::string& path_in) {
       if (!d.is_number_integer() || d.get<int64_t>() < 0) return Diag::File(meta_path, "shape must list non-negative integers");
       shape.push_back(d.get<int64_t>());
     }
-    Tensor t(dtype, shape);
-    if (bytes->size() != t.bytes())
+    // The declared size is checked against the file before anything is allocated: a sidecar
+    // declaring [9999999984] floats must not ask for 40 GB (found by tests/fuzz: out-of-memory).
+    const int64_t elements = NumElements(shape);
+    size_t needed = 0;
+    if (elements == INT64_MAX || __builtin_mul_overflow(static_cast<size_t>(elements), DTypeSize(dtype), &needed))
+      return Diag::File(meta_path, "shape " + ShapeToString(shape) + " declares more elements than can be addressed");
+    if (bytes->size() != needed)
       return Diag::File(path, "holds " + std::to_string(bytes->size()) + " bytes, shape " + ShapeToString(shape) +
-                                  " of " + NumpyDTypeName(dtype) + " needs " + std::to_string(t.bytes()));
+                                  " of " + NumpyDTypeName(dtype) + " needs " + std::to_string(needed));
+    Tensor t(dtype, shape);
     if (!bytes->empty()) std::memcpy(t.raw(), bytes->data(), bytes->size());
     return NamedTensor{meta.value("name", std::string()), std::move(t)};
   }
