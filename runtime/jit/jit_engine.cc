@@ -16,7 +16,6 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -270,17 +269,7 @@ std::string KernelKey(const llvm::Module& module, const CodegenTarget& target) {
   os << "\n; codegen O3 reloc=pic fp-contract=standard fast-math=off"
      << "\n; target " << module.getTargetTriple() << " " << target.cpu << " " << target.features
      << "\n; llvm " << LLVM_VERSION_STRING << "\n; cache " << kCacheVersion << "\n";
-  llvm::SHA256 sha;
-  sha.update(os.str());
-  const llvm::StringRef digest = sha.final();  // 32 raw bytes
-  static const char* hex = "0123456789abcdef";
-  std::string name = "k_";
-  for (int i = 0; i < 16; ++i) {
-    const auto byte = static_cast<uint8_t>(digest[i]);
-    name.push_back(hex[byte >> 4]);
-    name.push_back(hex[byte & 15]);
-  }
-  return name;
+  return "k_" + Sha256Hex(os.str()).substr(0, 32);
 }
 
 // Adds `module` to a new JITDylib and looks its entry up; with `cached`, LLJIT's compiler takes

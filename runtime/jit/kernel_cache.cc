@@ -51,12 +51,16 @@ std::string HexOf(llvm::ArrayRef<uint8_t> bytes) {
   return out;
 }
 
+}  // namespace
+
 std::string Sha256Hex(llvm::StringRef bytes) {
   llvm::SHA256 sha;
   sha.update(bytes);
   const llvm::StringRef digest = sha.final();
   return HexOf(llvm::arrayRefFromStringRef(digest));
 }
+
+namespace {
 
 std::mutex warned_mutex;
 std::set<std::string>* warned = new std::set<std::string>();
@@ -347,8 +351,7 @@ CachePolicy CachePolicyFor(const NodeInfo& node) {
   if (p.so_name.empty()) p.so_name = "jit.so";
   p.model_md5 = node.ModelChecksumFn();  // valid until the session is loaded, from any thread
   p.expected_md5 = Lower(node.setting("nuphar_cache_model_checksum"));
-  const std::string force = Lower(node.setting("nuphar_cache_force_no_jit"));
-  p.force_no_jit = force == "on" || force == "1" || force == "true" || force == "yes";
+  p.force_no_jit = node.setting_is("nuphar_cache_force_no_jit", "on");  // R5: `on`, any case
   return p;
 }
 

@@ -81,6 +81,9 @@ std::unique_ptr<llvm::MemoryBuffer> LoadCachedObject(const CachePolicy& policy, 
 /// A failure is a warning; nothing partial is left behind.
 void SaveCachedObject(const CachePolicy& policy, const std::string& name, llvm::StringRef object);
 
+/// SHA-256 hex (lower case) of `bytes`: kernel keys and the manifest's content hashes.
+std::string Sha256Hex(llvm::StringRef bytes);
+
 /// md5 hex (lower case) of `bytes`: the model checksum of R4.
 std::string Md5Hex(llvm::StringRef bytes);
 
