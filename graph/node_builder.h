@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <google/protobuf/repeated_ptr_field.h>
+#include <onnx/onnx_pb.h>  // the templates below build TensorProtos inline
 
 #include "graph/onnx_fwd.h"
 #include "graph/tensor_data.h"

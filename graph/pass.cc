@@ -143,6 +143,7 @@ class Walker {
 
   PassStats& stats() { return stats_; }
   std::unordered_set<std::string>& maybe_dead() { return maybe_dead_; }
+  const GraphPass& pass() const { return pass_; }
 
  private:
   onnx::ModelProto& model_;
@@ -169,9 +170,28 @@ bool EraseIf(List* list, Pred pred) {
   return erased;
 }
 
+// RunPass's context: the model-wide walk that the default ApplyToGraph drives from `root`.
+class NodeWalkContext final : public PassContext {
+ public:
+  NodeWalkContext(Walker& walker, const GraphScope& root) : walker(walker), root(root) {}
+  Walker& walker;
+  const GraphScope& root;
+};
+
 }  // namespace
 
+Expected<int> GraphPass::ApplyToGraph(onnx::GraphProto* graph, PassContext& ctx) {
+  auto* walk = dynamic_cast<NodeWalkContext*>(&ctx);
+  if (walk == nullptr || &walk->walker.pass() != this || walk->root.graph != graph)
+    return Diag::Msg("pass '" + Name() + "' rewrites node by node and runs over a whole model: run it with RunPass");
+  const int before = walk->walker.stats().rewritten;
+  NUPHAR_RETURN_IF_ERROR(walk->walker.Walk(walk->root));
+  return walk->walker.stats().rewritten - before;
+}
+
 Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options) {
+  if (pass.Order() == SubgraphOrder::kEachGraphByDriver)
+    return Diag::Msg("pass '" + pass.Name() + "' rewrites one graph at a time for the driver that compiles it, not a whole model");
   NUPHAR_RETURN_IF_ERROR(pass.Begin(model));
   int64_t opset = GetOpset(model);
   if (pass.MinOpset() > 0) {
@@ -180,7 +200,8 @@ Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const Pass
   Walker walker(model, pass, options, opset);
   if (!pass.TargetOpTypes().empty()) {
     GraphScope main{model.mutable_graph(), nullptr, "main"};
-    NUPHAR_RETURN_IF_ERROR(walker.Walk(main));
+    NodeWalkContext ctx(walker, main);
+    NUPHAR_RETURN_IF_ERROR(pass.ApplyToGraph(model.mutable_graph(), ctx).status());
     RemoveDeadValues(model, std::move(walker.maybe_dead()));
   }
   NUPHAR_RETURN_IF_ERROR(pass.Finish(model));

@@ -1,9 +1,17 @@
-// GraphPass: the anatomy every editor/quantizer pass shares, and the driver that runs it (STYLE R7).
+// GraphPass: the one pass interface of the project (STYLE R7), and the driver of node-wise passes.
 //
-// A pass names itself (the --mode string), lists the op types it targets, filters cheaply
-// with Matches() and rewrites one node at a time. The editor's passes and the quantizer
-// (quantizer/matmul_quantizer.h) run through this one driver; the runtime's fusions
-// (runtime/fusion/) are meant to move onto it too. The driver:
+// Every rewrite is a GraphPass: the editor's modes, the quantizer (quantizer/matmul_quantizer.h),
+// the runtime's fusions (runtime/fusion/) and its JIT partitioner (runtime/jit/partitioner.h).
+// A pass names itself, says how it treats subgraphs (Order) and rewrites a graph
+// (ApplyToGraph), in one of two shapes, as ONNX Runtime's GraphTransformer and its rule-based
+// subclass:
+//  - node by node (the editor, the quantizer): the pass lists the op types it targets, filters
+//    cheaply with Matches() and rewrites one node at a time; the default ApplyToGraph is the
+//    walk below, and RunPass drives it over a whole model;
+//  - a graph level at once (the runtime's passes, whose patterns span several nodes): the pass
+//    overrides ApplyToGraph and its driver (runtime/core/graph_plan.cc) hands it each graph, with
+//    a PassContext of its own, when it compiles that graph (Order kEachGraphByDriver).
+// The node-wise driver:
 //  - raises the opset first (MinOpset, spec E2), so every emitted node uses the final form;
 //  - walks every graph depth-first in node order. By default a node's subgraphs (If/Loop/Scan
 //    bodies) come before the node, so RNNs inside bodies are converted and a Loop is rewritten
@@ -72,23 +80,45 @@ class RewriteContext {
   std::function<void(const std::string&)> log_;
 };
 
-/// When the driver walks the subgraphs of a node, relative to rewriting the node itself.
+/// When the subgraphs of a node are rewritten, relative to the node itself.
 enum class SubgraphOrder {
   kBeforeNode,     ///< subgraphs first, then the node (the editor's passes)
   kAfterKeptNode,  ///< the node first; then its subgraphs if the node was kept (a replaced
                    ///< node's subgraphs are not walked). The original quantizer's order.
+  kEachGraphByDriver,  ///< ApplyToGraph rewrites the graph it is given, this level only; the
+                       ///< driver hands it each subgraph separately (the runtime, when it
+                       ///< compiles a body).
+};
+
+/// What a driver hands ApplyToGraph besides the graph. Each driver derives its own: RunPass's
+/// carries the model-wide walk (names, use counts, dead values), the runtime's carries the model
+/// facts and constants (runtime/core/graph_rewrite.h GraphRewriteContext).
+class PassContext {
+ public:
+  virtual ~PassContext() = default;
 };
 
 class GraphPass {
  public:
   virtual ~GraphPass() = default;
-  /// Stable name, the --mode string of model_editor.
+  /// Stable name: the --mode string of model_editor, the runtime pass's name in diagnostics.
   virtual std::string Name() const = 0;
+  virtual SubgraphOrder Order() const { return SubgraphOrder::kBeforeNode; }
+  /// Cheap filter on a whole graph: false when the pass cannot change it (the runtime then
+  /// makes no copy of the graph).
+  virtual bool MayApply(const onnx::GraphProto& graph) const { return true; }
+  /// Rewrites `graph`; returns the number of rewrites made (0: `graph` is unchanged). The
+  /// default is the node-wise walk of this file, which needs RunPass's context (another
+  /// context is refused with an error naming the pass). A pass that rewrites a graph level at
+  /// once overrides it and never calls the node-wise hooks below. Passes run by the runtime
+  /// keep no state across calls: graphs of one session may be rewritten on several threads.
+  virtual Expected<int> ApplyToGraph(onnx::GraphProto* graph, PassContext& ctx);
+
+  // --- Node-wise passes (the editor's and the quantizer's) ---------------------------------
   /// Default-domain op types this pass rewrites (empty: the pass only uses Begin/Finish).
-  virtual std::vector<std::string> TargetOpTypes() const = 0;
+  virtual std::vector<std::string> TargetOpTypes() const { return {}; }
   /// Opset the emitted nodes need (0: emits nothing opset-dependent).
   virtual int64_t MinOpset() const { return 0; }
-  virtual SubgraphOrder Order() const { return SubgraphOrder::kBeforeNode; }
   /// Target op types in any domain, not only the default one (the quantizer, as the original).
   virtual bool AnyDomain() const { return false; }
   /// The driver refuses a target whose input/output counts its schema does not allow. A pass
@@ -96,7 +126,10 @@ class GraphPass {
   virtual bool ChecksArity() const { return true; }
   /// Cheap filter on a node of a target type; `why_not` gets the reason when false.
   virtual bool Matches(const onnx::NodeProto& node, std::string* why_not) const { return true; }
-  virtual Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) = 0;
+  /// Rewrites one node of a target type that Matches (default: keeps it).
+  virtual Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) {
+    return Effect::Kept("");
+  }
   /// Whole-model steps before and after the walk (default: none).
   virtual Status Begin(onnx::ModelProto& model) { return Status::OK(); }
   virtual Status Finish(onnx::ModelProto& model) { return Status::OK(); }
@@ -114,6 +147,8 @@ struct PassStats {
   int64_t opset = 0;  ///< final default-domain opset
 };
 
+/// Runs a node-wise pass over a whole model: Begin, the opset raise, ApplyToGraph on the main
+/// graph (which walks the subgraphs as Order() says), the dead-value clean-up, Finish.
 Expected<PassStats> RunPass(onnx::ModelProto& model, GraphPass& pass, const PassRunOptions& options = {});
 
 /// What RemoveDeadValues removes besides unread initializers.

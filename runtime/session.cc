@@ -265,9 +265,9 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   model_->registry = &SessionKernels();
   // "reference" executes the model's nodes exactly as written: no fusion, no generated code.
   if (!settings_->Is("nuphar_execution_mode", "reference")) {
-    model_->rewrites.push_back(DynQuantMatMulRewrite());
-    model_->rewrites.push_back(ConvActivationRewrite());
-    model_->rewrites.push_back(jit::JitPartitionRewrite());
+    model_->rewrites.push_back(CreateDynQuantMatMulFusion());
+    model_->rewrites.push_back(CreateConvActivationFusion());
+    model_->rewrites.push_back(jit::CreateJitPartitionPass());
   }
   // Settings::Parse has checked both are non-negative integers.
   NUPHAR_ASSIGN_OR_RETURN(const long long threads, settings_->GetInt("nuphar_num_threads", 1));

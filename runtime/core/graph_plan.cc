@@ -257,9 +257,9 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
   bool any_missing_kernel = false;
   for (const auto& node : graph_in.node())
     any_missing_kernel |= !model.registry->HasOp(node.domain(), node.op_type());
-  std::vector<const GraphRewrite*> applicable;
-  for (const GraphRewrite& r : model.rewrites)
-    if (r.may_apply(graph_in, model)) applicable.push_back(&r);
+  std::vector<GraphPass*> applicable;
+  for (const auto& pass : model.rewrites)
+    if (pass->MayApply(graph_in)) applicable.push_back(pass.get());
   if (!any_missing_kernel && applicable.empty()) return &graph_in;
   // Rewrites work on a copy (large initializers borrowed from graph_in until DefineValues), kept
   // only when one of them changed it.
@@ -273,9 +273,9 @@ Expected<const onnx::GraphProto*> GraphPlan::ApplyRewrites(const onnx::GraphProt
     }
     rewrites += *expanded;
   }
-  for (const GraphRewrite* r : applicable) {
-    GraphRewriteContext ctx{model, LocalConstants(*copy, parent, &borrowed_)};
-    auto done = r->apply(copy.get(), ctx);
+  for (GraphPass* pass : applicable) {
+    GraphRewriteContext ctx(model, LocalConstants(*copy, parent, &borrowed_));
+    auto done = pass->ApplyToGraph(copy.get(), ctx);
     if (!done) {
       Status s = done.status();
       return s.WithGraph(graph_in.name()).WithFile(model.file);

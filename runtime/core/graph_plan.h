@@ -46,7 +46,7 @@ struct ModelContext {
   const KernelRegistry* registry = nullptr;             ///< kernels by op (never null in a session)
   /// Applied in order to every graph (main graph and bodies) before it is compiled: the fusion
   /// passes and the JIT partitioner (empty in "reference" execution mode).
-  std::vector<GraphRewrite> rewrites;
+  std::vector<std::unique_ptr<GraphPass>> rewrites;
   std::unordered_map<std::string, int> opsets;          ///< domain ("" for ONNX) -> version
   std::unordered_map<std::string, DType> value_types;   ///< declared or inferred element types
   /// Declared or inferred shapes (value_info, graph inputs/outputs, ONNX inference): -1 for a

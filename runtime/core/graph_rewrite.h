@@ -1,13 +1,17 @@
 // Graph rewrites the runtime applies before compiling a graph: the fusion passes
-// (runtime/fusion/) and the JIT partitioner (runtime/jit/). core/ knows only this interface;
-// the session hands the rewrites in (ModelContext::rewrites), in order, so core/ includes
-// neither fusion/ nor jit/.
+// (runtime/fusion/) and the JIT partitioner (runtime/jit/). Each is a graph/pass.h GraphPass
+// that rewrites one graph level at once (Order kEachGraphByDriver); GraphPlan hands it every
+// graph it compiles, main graph and bodies, with a GraphRewriteContext. core/ knows only this
+// interface; the session hands the passes in (ModelContext::rewrites), in order, so core/
+// includes neither fusion/ nor jit/.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "graph/error.h"
+#include "graph/pass.h"
 #include "runtime/core/tensor.h"
 
 namespace onnx {
@@ -24,21 +28,27 @@ inline constexpr const char* kFusedDomain = "com.nuphar.internal";
 /// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
 using ConstantLookup = std::function<const Tensor*(const std::string& name)>;
 
-/// What a rewrite may read besides the graph it rewrites. (Not graph/pass.h's RewriteContext,
-/// the editor's and quantizer's: fusions include both headers, and one program may not hold
-/// two classes of one name.)
-struct GraphRewriteContext {
+/// What a runtime pass may read besides the graph it rewrites: the model's facts and the
+/// values of constants. (graph/pass.h's RewriteContext is the node-wise passes' context.)
+struct GraphRewriteContext final : PassContext {
+  GraphRewriteContext(const ModelContext& model, ConstantLookup constants)
+      : model(model), constants(std::move(constants)) {}
   const ModelContext& model;
   ConstantLookup constants;
 };
 
-struct GraphRewrite {
-  std::string name;
-  /// Cheap filter: false when the rewrite cannot apply to `graph` (then no copy of it is made).
-  std::function<bool(const onnx::GraphProto& graph, const ModelContext& model)> may_apply;
-  /// Rewrites `graph` in place, this level only (bodies are rewritten when they are compiled);
+/// The base of the runtime's passes: graph-level, the context is GraphRewriteContext.
+class RuntimeGraphPass : public GraphPass {
+ public:
+  SubgraphOrder Order() const final { return SubgraphOrder::kEachGraphByDriver; }
+  Expected<int> ApplyToGraph(onnx::GraphProto* graph, PassContext& ctx) final {
+    auto* runtime = dynamic_cast<GraphRewriteContext*>(&ctx);
+    if (runtime == nullptr) return Diag::Msg("runtime pass '" + Name() + "' needs the runtime's GraphRewriteContext");
+    return RewriteGraph(graph, *runtime);
+  }
+  /// Rewrites `graph` in place, this level only (bodies are handed in when they are compiled);
   /// returns the number of patterns replaced.
-  std::function<Expected<int>(onnx::GraphProto* graph, const GraphRewriteContext& ctx)> apply;
+  virtual Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) = 0;
 };
 
 }  // namespace nuphar

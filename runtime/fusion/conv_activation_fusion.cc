@@ -302,18 +302,23 @@ int FuseConvActivation(onnx::GraphProto* graph, const ConstantLookup& lookup, Co
   return fused;
 }
 
-GraphRewrite ConvActivationRewrite() {
-  GraphRewrite r;
-  r.name = "conv_activation_fusion";
-  r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
-    for (const auto& node : g.node())
+namespace {
+
+class ConvActivationFusion final : public RuntimeGraphPass {
+ public:
+  std::string Name() const override { return "conv_activation_fusion"; }
+  bool MayApply(const onnx::GraphProto& graph) const override {
+    for (const auto& node : graph.node())
       if (node.op_type() == "Conv") return true;
     return false;
-  };
-  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
-    return FuseConvActivation(g, ctx.constants);
-  };
-  return r;
-}
+  }
+  Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
+    return FuseConvActivation(graph, ctx.constants);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> CreateConvActivationFusion() { return std::make_unique<ConvActivationFusion>(); }
 
 }  // namespace nuphar

@@ -2,6 +2,7 @@
 // FusedConv node (runtime/kernels/conv/conv.h), run by the conv family's direct/GEMM kernels.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct ConvFusionReport {
 int FuseConvActivation(onnx::GraphProto* graph, const ConstantLookup& lookup, ConvFusionReport* report = nullptr);
 
 /// The pass as a session rewrite (runtime/core/graph_rewrite.h).
-GraphRewrite ConvActivationRewrite();
+/// The fusion as a runtime pass (graph_rewrite.h).
+std::unique_ptr<GraphPass> CreateConvActivationFusion();
 
 }  // namespace nuphar

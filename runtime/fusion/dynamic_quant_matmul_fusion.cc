@@ -447,20 +447,25 @@ int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup
   return static_cast<int>(replacements.size());
 }
 
-GraphRewrite DynQuantMatMulRewrite() {
-  GraphRewrite r;
-  r.name = "dynamic_quant_matmul_fusion";
-  r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
-    for (const auto& node : g.node())
+namespace {
+
+class DynQuantMatMulFusion final : public RuntimeGraphPass {
+ public:
+  std::string Name() const override { return "dynamic_quant_matmul_fusion"; }
+  bool MayApply(const onnx::GraphProto& graph) const override {
+    for (const auto& node : graph.node())
       if (node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16") return true;
     return false;
-  };
-  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
-    const int fused = FuseDynamicQuantMatMul(g, ctx.constants);
+  }
+  Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
+    const int fused = FuseDynamicQuantMatMul(graph, ctx.constants);
     ctx.model.fused_patterns += fused;
     return fused;
-  };
-  return r;
-}
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> CreateDynQuantMatMulFusion() { return std::make_unique<DynQuantMatMulFusion>(); }
 
 }  // namespace nuphar

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,6 @@ int FuseDynamicQuantMatMul(onnx::GraphProto* graph, const ConstantLookup& lookup
 
 /// The pass as a session rewrite (runtime/core/graph_rewrite.h); it counts its patterns into
 /// ModelContext::fused_patterns.
-GraphRewrite DynQuantMatMulRewrite();
+std::unique_ptr<GraphPass> CreateDynQuantMatMulFusion();
 
 }  // namespace nuphar

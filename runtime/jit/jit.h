@@ -7,6 +7,7 @@
 //   runtime/jit/jit_runtime_abi.h   C functions generated code calls
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "runtime/core/graph_rewrite.h"
@@ -20,7 +21,7 @@ void RegisterJitKernels(KernelRegistry& registry);
 void RegisterJitScanKernel(KernelRegistry& registry);
 
 /// The rewrites of the JIT path, to run after the fusion passes.
-GraphRewrite JitPartitionRewrite();
+std::unique_ptr<GraphPass> CreateJitPartitionPass();
 
 /// md5 hex of a model's bytes: the checksum the kernel cache checks its AOT library against
 /// (kernel_cache.h, spec runtime.md R4).

@@ -392,21 +392,23 @@ class Partitioner {
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
 
-}  // namespace
 
-GraphRewrite JitPartitionRewrite() {
-  GraphRewrite r;
-  r.name = "jit_partitioner";
-  r.may_apply = [](const onnx::GraphProto& g, const ModelContext&) {
-    if (g.name().rfind(kPartitionPrefix, 0) == 0) return false;
-    for (const auto& n : g.node())
+class JitPartitionPass final : public RuntimeGraphPass {
+ public:
+  std::string Name() const override { return "jit_partitioner"; }
+  bool MayApply(const onnx::GraphProto& graph) const override {
+    if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
+    for (const auto& n : graph.node())
       if (HasElementwiseGenerator(n.op_type()) || n.op_type() == "Scan") return true;
     return false;
-  };
-  r.apply = [](onnx::GraphProto* g, const GraphRewriteContext& ctx) -> Expected<int> {
-    return Partitioner(g, ctx).Run();
-  };
-  return r;
-}
+  }
+  Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
+    return Partitioner(graph, ctx).Run();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> CreateJitPartitionPass() { return std::make_unique<JitPartitionPass>(); }
 
 }  // namespace nuphar::jit

@@ -10,6 +10,7 @@
 //          a column or a scalar, ops without a generator, nodes with subgraphs.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "runtime/core/graph_rewrite.h"
@@ -25,6 +26,6 @@ inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 
 /// The partitioner as a session rewrite. It adds to ModelContext::counters: "jit_nodes" (model
 /// nodes taken) and "jit_partitions".
-GraphRewrite JitPartitionRewrite();
+std::unique_ptr<GraphPass> CreateJitPartitionPass();
 
 }  // namespace nuphar::jit

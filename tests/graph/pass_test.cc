@@ -185,5 +185,45 @@ TEST(PassDriver, DeadCodeEliminationOfOneGraph) {
   EXPECT_EQ(g.initializer_size(), 1);
 }
 
+// A pass that rewrites a whole graph level at once (as the runtime's fusions do): it counts Relus.
+class CountRelus final : public GraphPass {
+ public:
+  std::string Name() const override { return "count_relus"; }
+  SubgraphOrder Order() const override { return SubgraphOrder::kEachGraphByDriver; }
+  bool MayApply(const onnx::GraphProto& graph) const override { return graph.node_size() > 0; }
+  Expected<int> ApplyToGraph(onnx::GraphProto* graph, PassContext&) override {
+    int n = 0;
+    for (const auto& node : graph->node()) n += node.op_type() == "Relu";
+    return n;
+  }
+};
+
+class OtherContext final : public PassContext {};
+
+TEST(PassInterface, GraphLevelPassesRunThroughTheSameInterface) {
+  auto m = Model();
+  CountRelus counter;
+  GraphPass& pass = counter;
+  OtherContext ctx;
+  EXPECT_TRUE(pass.MayApply(m.graph()));
+  auto counted = pass.ApplyToGraph(m.mutable_graph(), ctx);
+  ASSERT_TRUE(counted.ok()) << counted.message();
+  EXPECT_EQ(*counted, 2);  // this level only: the If body's Relu is the driver's to hand in
+  // RunPass walks whole models with node-wise passes; a graph-level pass is refused, not skipped.
+  auto refused = RunPass(m, pass);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("count_relus"), std::string::npos) << refused.message();
+}
+
+TEST(PassInterface, NodeWisePassNeedsRunPassContext) {
+  auto m = Model();
+  ReluToMax pass;
+  OtherContext ctx;
+  auto result = pass.ApplyToGraph(m.mutable_graph(), ctx);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.message().find("relu_to_max"), std::string::npos) << result.message();
+  EXPECT_EQ(m.graph().node(0).op_type(), "Relu");  // untouched
+}
+
 }  // namespace
 }  // namespace nuphar

@@ -12,7 +12,9 @@
 
 #include "graph/model_io.h"
 #include "runtime/core/tensor_proto.h"
+#include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/jit/jit.h"
 #include "runtime/platform/cpu_features.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
@@ -268,6 +270,29 @@ TEST(FusionAddRuntimeCheckTest, WrongDeclaredShapeIsAnErrorNotAWrongResult) {
                             {"add_in", RandomTensor({2, 3, 1}, 13)}});
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.message().find("declared shapes are wrong"), std::string::npos) << out.message();
+}
+
+// The runtime's rewrites are graph/pass.h GraphPasses that GraphPlan hands one graph at a time.
+TEST(RuntimePassesTest, AreGraphLevelGraphPasses) {
+  std::vector<std::unique_ptr<GraphPass>> passes;
+  passes.push_back(CreateDynQuantMatMulFusion());
+  passes.push_back(CreateConvActivationFusion());
+  passes.push_back(jit::CreateJitPartitionPass());
+  onnx::GraphProto graph;
+  auto* conv = graph.add_node();
+  conv->set_op_type("Conv");
+  struct ForeignContext final : PassContext {};
+  for (auto& pass : passes) {
+    EXPECT_EQ(pass->Order(), SubgraphOrder::kEachGraphByDriver) << pass->Name();
+    ForeignContext foreign;
+    auto refused = pass->ApplyToGraph(&graph, foreign);
+    ASSERT_FALSE(refused.ok()) << pass->Name();
+    EXPECT_NE(refused.message().find(pass->Name()), std::string::npos) << refused.message();
+    onnx::ModelProto model;
+    EXPECT_FALSE(RunPass(model, *pass).ok()) << pass->Name();
+  }
+  EXPECT_FALSE(passes[0]->MayApply(graph));  // no MatMulInteger
+  EXPECT_TRUE(passes[1]->MayApply(graph));   // a Conv
 }
 
 }  // namespace
