@@ -73,6 +73,13 @@ std::string PackField(const Field& field, size_t elem_size) {
 }  // namespace
 
 Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
+  std::string packed;
+  NUPHAR_ASSIGN_OR_RETURN(std::string_view bytes, TensorBytesView(t, &packed));
+  if (bytes.data() == packed.data()) return packed;
+  return std::string(bytes);
+}
+
+Expected<std::string_view> TensorBytesView(const onnx::TensorProto& t, std::string* storage) {
   const DType dtype = static_cast<DType>(t.data_type());
   const size_t esize = DTypeSize(dtype);
   if (esize == 0)
@@ -86,9 +93,12 @@ Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
   size_t want = 0;
   if (elements == INT64_MAX || __builtin_mul_overflow(static_cast<size_t>(elements), esize, &want))
     return Diag::Msg("tensor '" + t.name() + "' declares more elements than can be addressed");
-  std::string out;
+  std::string& out = *storage;
   if (t.has_raw_data()) {
-    out = t.raw_data();
+    if (t.raw_data().size() != want)
+      return Diag::Msg("tensor '" + t.name() + "' holds " + std::to_string(t.raw_data().size()) +
+                       " bytes but its type and dims need " + std::to_string(want));
+    return std::string_view(t.raw_data());
   } else {
     switch (dtype) {
       case DType::kFloat: out = PackField<decltype(t.float_data()), float>(t.float_data(), 4); break;
@@ -110,7 +120,7 @@ Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
   if (out.size() != want)
     return Diag::Msg("tensor '" + t.name() + "' holds " + std::to_string(out.size()) + " bytes but its type and dims need " +
                      std::to_string(want));
-  return out;
+  return std::string_view(out);
 }
 
 template <class T>

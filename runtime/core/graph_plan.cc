@@ -88,45 +88,78 @@ Status ComputeWithBudget(const OpKernel& kernel, KernelContext& ctx, size_t limi
   }
 }
 
-// The payload of initializer `t` of the graph being compiled: `t` itself, or the original the
-// rewrite copy borrowed it from (CopyForRewrites).
-const onnx::TensorProto& Payload(const onnx::TensorProto& t,
-                                 const std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
+// The value of initializer `t` of the graph being compiled: `t` itself, or the original the
+// rewrite copy borrowed it from (CopyForRewrites), converted once.
+Expected<Tensor> InitializerValue(const onnx::TensorProto& t, BorrowedWeights* borrowed) {
   if (!borrowed || !t.raw_data().empty() || t.float_data_size() || t.int32_data_size() || t.int64_data_size() ||
       t.double_data_size() || t.uint64_data_size() || t.string_data_size())
-    return t;
-  auto it = borrowed->find(t.name());
-  return it == borrowed->end() ? t : *it->second;
+    return TensorFromProto(t);
+  auto it = borrowed->by_name.find(t.name());
+  if (it == borrowed->by_name.end()) return TensorFromProto(t);
+  if (auto done = borrowed->converted.find(it->second); done != borrowed->converted.end()) return done->second;
+  NUPHAR_ASSIGN_OR_RETURN(Tensor value, TensorFromProto(*it->second));
+  return borrowed->converted.emplace(it->second, std::move(value)).first->second;
+}
+
+// Payload bytes of an in-memory tensor (0 for external data).
+size_t InMemoryBytes(const onnx::TensorProto& t) {
+  return t.raw_data().size() + 4 * static_cast<size_t>(t.float_data_size() + t.int32_data_size()) +
+         8 * static_cast<size_t>(t.int64_data_size() + t.double_data_size() + t.uint64_data_size());
+}
+
+// A tensor worth borrowing instead of copying.
+bool Borrowable(const onnx::TensorProto& t) {
+  return InMemoryBytes(t) >= 4096 && t.string_data_size() == 0 && t.data_location() != onnx::TensorProto::EXTERNAL;
+}
+
+// The large tensor of a Constant node that holds only `value` (ONNX domain, one output), or null.
+const onnx::TensorProto* LargeConstantValue(const onnx::NodeProto& n) {
+  if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() != 1 ||
+      n.output(0).empty() || n.attribute_size() != 1 || n.attribute(0).name() != "value" || !n.attribute(0).has_t())
+    return nullptr;
+  return Borrowable(n.attribute(0).t()) ? &n.attribute(0).t() : nullptr;
 }
 
 // The graph the rewrites work on: `graph` with every large in-memory initializer reduced to its
-// name, type and dims, the payload staying in `graph` (listed in `borrowed`). Copying the weights
-// cost a full copy of the model per load and doubled its memory for the session's lifetime.
-std::shared_ptr<onnx::GraphProto> CopyForRewrites(const onnx::GraphProto& graph,
-                                                  std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
+// name, type and dims, the payload staying in `graph` (listed in `borrowed`). A large Constant
+// node becomes such an initializer too (its output is a constant either way; exporters such as
+// Paddle's hold every weight in Constant nodes). Copying the weights cost a full copy of the
+// model per load and doubled its memory for the session's lifetime.
+std::shared_ptr<onnx::GraphProto> CopyForRewrites(const onnx::GraphProto& graph, BorrowedWeights* borrowed) {
   auto copy = std::make_shared<onnx::GraphProto>();
   copy->set_name(graph.name());
   copy->set_doc_string(graph.doc_string());
-  *copy->mutable_node() = graph.node();
   *copy->mutable_input() = graph.input();
   *copy->mutable_output() = graph.output();
   *copy->mutable_value_info() = graph.value_info();
   *copy->mutable_sparse_initializer() = graph.sparse_initializer();
   *copy->mutable_quantization_annotation() = graph.quantization_annotation();
   borrowed->clear();
+  std::unordered_set<std::string> initializer_names;
+  for (const onnx::TensorProto& t : graph.initializer()) initializer_names.insert(t.name());
+  auto borrow = [&](const std::string& name, const onnx::TensorProto& t) {
+    onnx::TensorProto* header = copy->add_initializer();
+    header->set_name(name);
+    header->set_data_type(t.data_type());
+    *header->mutable_dims() = t.dims();
+    borrowed->by_name[name] = &t;
+  };
   for (const onnx::TensorProto& t : graph.initializer()) {
-    const size_t bytes = t.raw_data().size() + 4 * static_cast<size_t>(t.float_data_size() + t.int32_data_size()) +
-                         8 * static_cast<size_t>(t.int64_data_size() + t.double_data_size() + t.uint64_data_size());
-    if (bytes < 4096 || t.string_data_size() > 0 || t.data_location() == onnx::TensorProto::EXTERNAL ||
-        borrowed->count(t.name())) {
+    if (!Borrowable(t) || borrowed->by_name.count(t.name())) {
       *copy->add_initializer() = t;
       continue;
     }
-    onnx::TensorProto* header = copy->add_initializer();
-    header->set_name(t.name());
-    header->set_data_type(t.data_type());
-    *header->mutable_dims() = t.dims();
-    (*borrowed)[t.name()] = &t;
+    borrow(t.name(), t);
+  }
+  copy->mutable_node()->Reserve(graph.node_size());
+  for (const onnx::NodeProto& n : graph.node()) {
+    // A name defined twice stays as written: DefineValues reports it.
+    const onnx::TensorProto* value = LargeConstantValue(n);
+    if (value != nullptr && !initializer_names.count(n.output(0)) && !borrowed->by_name.count(n.output(0))) {
+      borrow(n.output(0), *value);
+      continue;
+    }
+    *copy->add_node() = n;
   }
   return copy;
 }
@@ -138,8 +171,7 @@ std::shared_ptr<onnx::GraphProto> CopyForRewrites(const onnx::GraphProto& graph,
 // graph computes is indexed (the partitioner asks about every value: scanning the graph per lookup
 // made loading quadratic in its size); the index is rebuilt when a rewrite has changed the
 // graph's node or initializer count, and values are always read from the live graph.
-static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent,
-                                     const std::unordered_map<std::string, const onnx::TensorProto*>* borrowed) {
+static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* parent, BorrowedWeights* borrowed) {
   struct Index {
     int nodes = -1, initializers = -1;  // the graph's sizes when built
     std::unordered_set<std::string> initializer, constant_output, computed;
@@ -162,7 +194,7 @@ static ConstantLookup LocalConstants(const onnx::GraphProto& graph, PlanScope* p
     if (index->initializer.count(name)) {
       for (const auto& t : graph.initializer()) {
         if (t.name() != name) continue;
-        auto value = TensorFromProto(Payload(t, borrowed));
+        auto value = InitializerValue(t, borrowed);
         return value ? &index->converted.emplace(name, std::move(*value)).first->second : nullptr;
       }
     }
@@ -318,7 +350,7 @@ Status GraphPlan::DefineValues(const onnx::GraphProto& graph, PlanScope& scope) 
   // Constants: initializers (those shadowed by a graph input become that input's default).
   std::unordered_set<std::string> input_set(input_names_.begin(), input_names_.end());
   for (const auto& t : graph.initializer()) {
-    auto tensor = TensorFromProto(Payload(t, &borrowed_));
+    auto tensor = InitializerValue(t, &borrowed_);
     if (!tensor) return Diag::Msg("initializer '" + t.name() + "': " + tensor.diag().reason);
     const int ref = num_locals_ + static_cast<int>(constants_.size());
     constants_.push_back(std::move(*tensor));
@@ -339,6 +371,9 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
   const ModelContext& model = *scope.model;
   auto order = ExecutionOrder(graph);
   if (!order) return order.status();
+  // One frame for every load-time fold: a frame per folded node cost O(values) each, quadratic
+  // in a graph of many small constant chains (Silero's).
+  std::unique_ptr<Frame> fold;
   for (int idx : *order) {
     const onnx::NodeProto& node = graph.node(idx);
     PlanNode pn;
@@ -385,13 +420,14 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
 
     // Load-time folding: run nodes whose inputs are all constants once, now.
     if (all_const && !has_subgraph && !IsNondeterministic(node)) {
-      Frame fold(*this, nullptr);
+      if (!fold) fold = std::make_unique<Frame>(*this, nullptr);
+      else fold->SyncWithPlan();
       // A subgraph node may read an enclosing graph's constants (Silero's LSTM weights are
       // sliced inside an If branch); without these bindings the fold failed and the node ran
       // on every Run.
       for (int ref : pn.inputs)
-        if (ref <= -2) fold.BindOuter(ref, scope.ConstantFor(ref));
-      KernelContext ctx(fold, pn.inputs, pn.outputs);
+        if (ref <= -2) fold->BindOuter(ref, scope.ConstantFor(ref));
+      KernelContext ctx(*fold, pn.inputs, pn.outputs);
       Status folded = Status::OK();
       try {
         folded = pn.kernel->Compute(ctx);
@@ -402,7 +438,7 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
         for (size_t o = 0; o < pn.outputs.size(); ++o) {
           if (pn.outputs[o] < 0) continue;
           const int ref = num_locals_ + static_cast<int>(constants_.size());
-          constants_.push_back(fold.Local(pn.outputs[o]));
+          constants_.push_back(fold->Local(pn.outputs[o]));
           scope.refs[node.output(static_cast<int>(o))] = ref;
         }
         continue;
@@ -469,6 +505,11 @@ Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan), profile_
   for (int r : plan.outer_refs_) outer_.push_back(parent ? parent->Get(r) : nullptr);
   node_scratch_.resize(plan.nodes_.size());
   node_unnamed_.resize(plan.nodes_.size());
+}
+
+void Frame::SyncWithPlan() {
+  for (size_t c = ptrs_.size() - locals_.size(); c < plan_.constants_.size(); ++c) ptrs_.push_back(&plan_.constants_[c]);
+  if (outer_.size() < plan_.outer_refs_.size()) outer_.resize(plan_.outer_refs_.size(), nullptr);
 }
 
 Status Frame::NodeError(Status s, const PlanNode& node) const {

@@ -40,6 +40,19 @@ namespace nuphar {
 class Settings;
 class ThreadPool;
 
+/// Weights of the graph being compiled that its rewrite copy holds by name, type and dims only,
+/// the payload staying in the caller's (const) graph: large initializers and the values of large
+/// Constant nodes (which the copy turns into initializers). Each is converted to a Tensor once,
+/// shared by the rewrites' constant lookups and the plan's constants.
+struct BorrowedWeights {
+  std::unordered_map<std::string, const onnx::TensorProto*> by_name;
+  std::unordered_map<const onnx::TensorProto*, Tensor> converted;
+  void clear() {
+    by_name.clear();
+    converted.clear();
+  }
+};
+
 /// Facts about the whole model that every graph compile needs.
 struct ModelContext {
   const Settings* settings = nullptr;                   ///< the session's settings (never null in a session)
@@ -133,9 +146,9 @@ class GraphPlan {
   std::vector<int> input_slots_, input_defaults_, output_refs_;
   std::vector<PlanNode> nodes_;
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
-  /// While compiling (ApplyRewrites to DefineValues): initializers whose payload the rewrite copy
-  /// left in the caller's graph, by name (the copy holds their name, type and dims only).
-  std::unordered_map<std::string, const onnx::TensorProto*> borrowed_;
+  /// While compiling (ApplyRewrites to DefineValues): the weights the rewrite copy left in the
+  /// caller's graph (graph_plan.cc CopyForRewrites).
+  BorrowedWeights borrowed_;
   std::shared_ptr<onnx::GraphProto> expanded_;  ///< the graph with function ops expanded, if any were
 };
 
@@ -172,6 +185,9 @@ class Frame {
   /// Binds outer ref `ref` (<= -2) to `value`: load-time folding has no parent frame, but an
   /// enclosing graph's constants are known.
   void BindOuter(int ref, const Tensor* value) { outer_[static_cast<size_t>(-ref - 2)] = value; }
+  /// Load-time folding reuses one frame while the plan grows: adds the constants and outer refs
+  /// appended since the frame was made (existing entries stay valid: constants_ is a deque).
+  void SyncWithPlan();
   /// Binds graph input i (a shallow copy; the plan never writes into inputs).
   void SetInput(size_t i, const Tensor& value) { locals_[static_cast<size_t>(plan_.input_slot(i))] = value; }
   /// Where outputs nobody names are written: one tensor per plan node (two nodes that run side

@@ -12,7 +12,8 @@ Expected<Tensor> TensorFromProto(const onnx::TensorProto& proto) {
   if (!IsNumeric(dtype))
     return Diag::Msg(std::string("tensor '") + proto.name() + "' has type " + DTypeName(dtype) +
                      ", which the runtime does not support");
-  auto bytes = TensorBytes(proto);
+  std::string packed;  // typed fields only; raw_data is read in place
+  auto bytes = TensorBytesView(proto, &packed);
   if (!bytes) return bytes.status();
   Tensor t(dtype, std::vector<int64_t>(proto.dims().begin(), proto.dims().end()));
   if (!bytes->empty()) std::memcpy(t.raw(), bytes->data(), bytes->size());

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/modellib/model_builder.h"
 
 namespace nuphar {
@@ -94,6 +96,50 @@ TEST(SessionTest, RefusesUnknownSetting) {
   EXPECT_NE(s.message().find("unknown key 'nuphar_no_such_key'"), std::string::npos) << s.message();
   options.settings = "nuphar_execution_mode:REFERENCE, nuphar_cache_path:C:\\x";
   EXPECT_TRUE(Session::CreateFromModel(IdentityModel(), options).ok());
+}
+
+// Weights held in Constant nodes (Paddle's exports): the rewrite copy borrows a large Constant's
+// value as an initializer; outputs equal the reference execution, also where the Constant's
+// output is a graph output itself.
+TEST(SessionTest, LargeConstantNodeWeightsEqualReference) {
+  onnx::GraphProto g;
+  g.set_name("main");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  *g.add_output() = MakeValueInfo("w", DType::kFloat, {int64_t{16}, int64_t{8}, int64_t{3}, int64_t{3}});
+  std::vector<float> w(16 * 8 * 3 * 3), b(16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 64.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i) / 8.f - 1.f;
+  testing::SetAttr(AddNode(g, "Constant", {}, {"w"}), "value", MakeTensor<float>("w_value", {16, 8, 3, 3}, w));
+  testing::SetAttr(AddNode(g, "Constant", {}, {"b"}), "value", MakeTensor<float>("b_value", {16}, b));
+  AddNode(g, "Conv", {"x", "w", "b"}, {"c"});
+  AddNode(g, "Relu", {"c"}, {"y"});
+  const auto model = MakeModel(g, 13);
+  std::vector<float> xs(8 * 6 * 6);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(static_cast<int>(i * 13 % 29) - 14) / 16.f;
+  const Tensor x = Tensor::FromVector<float>({1, 8, 6, 6}, xs);
+  SessionOptions reference;
+  reference.settings = "nuphar_execution_mode:reference";
+  auto fused = Session::CreateFromModel(model);
+  auto plain = Session::CreateFromModel(model, reference);
+  ASSERT_TRUE(fused.ok()) << fused.message();
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  auto got = (*fused)->Run({{"x", x}});
+  auto want = (*plain)->Run({{"x", x}});
+  ASSERT_TRUE(got.ok()) << got.message();
+  ASSERT_TRUE(want.ok()) << want.message();
+  ASSERT_EQ(got->size(), 2u);
+  ASSERT_EQ((*got)[0].shape(), (*want)[0].shape());
+  const float* gy = (*got)[0].data<float>();
+  const float* wy = (*want)[0].data<float>();
+  float largest = 0;
+  for (int64_t i = 0; i < (*want)[0].size(); ++i) {
+    EXPECT_NEAR(gy[i], wy[i], 1e-4f) << i;
+    largest = std::max(largest, wy[i]);
+  }
+  EXPECT_GT(largest, 1.f);  // the weights reached the Conv (zeros would pass the comparison)
+  ASSERT_EQ((*got)[1].size(), static_cast<int64_t>(w.size()));
+  for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ((*got)[1].data<float>()[i], w[i]) << i;
 }
 
 }  // namespace
