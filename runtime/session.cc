@@ -19,6 +19,7 @@
 #include "graph/model_io.h"
 #include "graph/onnx_infer_guard.h"
 #include "graph/opset_schema.h"
+#include "graph/tensor_data.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
@@ -57,9 +58,11 @@ bool IsLargeFloatTensor(const onnx::TensorProto& t) {
   const int type = t.data_type();
   const bool floating = type == onnx::TensorProto::FLOAT || type == onnx::TensorProto::DOUBLE ||
                         type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
-  int64_t elements = 1;
-  for (int64_t d : t.dims()) elements *= d < 0 ? 0 : d;
-  return floating && elements > 1024;
+  if (!floating) return false;
+  for (int64_t d : t.dims())
+    if (d <= 0) return false;  // empty, or a negative dim the checks refuse later
+  // Overflow-safe (fuzz_session_create: dims of 2^62): NumElements saturates at INT64_MAX.
+  return NumElements(std::vector<int64_t>(t.dims().begin(), t.dims().end())) > 1024;
 }
 
 // `t`'s name, type and dims, without its payload.

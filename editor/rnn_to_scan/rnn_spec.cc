@@ -45,6 +45,10 @@ Expected<RnnSpec> ParseRnnSpec(const onnx::NodeProto& node, const RnnCell& cell)
   spec.op = node.op_type();
   const auto* hidden = FindAttr(node, "hidden_size");
   if (!hidden || hidden->i() <= 0) return Diag::Node(node, "missing or non-positive hidden_size");
+  // Weights are [dirs, gates * hidden, ...] and the bias twice that: a hidden_size whose products
+  // overflow cannot match any weight (a hostile file; found by fuzz_graph_tools).
+  if (hidden->i() > (int64_t{1} << 40))
+    return Diag::Node(node, "hidden_size " + std::to_string(hidden->i()) + " is larger than any weight can hold");
   spec.hidden = hidden->i();
   const std::string direction = AttrString(node, "direction", "forward");
   if (direction == "bidirectional") spec.num_directions = 2;
