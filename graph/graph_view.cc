@@ -254,4 +254,74 @@ Expected<std::vector<int64_t>> StaticDims(const onnx::ValueInfoProto& vi) {
   return dims;
 }
 
+namespace {
+
+void CopyTensorHeader(const onnx::TensorProto& t, const std::string& name, onnx::TensorProto* header) {
+  header->set_name(name);
+  header->set_data_type(t.data_type());
+  *header->mutable_dims() = t.dims();
+}
+
+}  // namespace
+
+onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options,
+                                    std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped) {
+  onnx::GraphProto copy;
+  copy.set_name(graph.name());
+  copy.set_doc_string(graph.doc_string());
+  *copy.mutable_input() = graph.input();
+  *copy.mutable_output() = graph.output();
+  *copy.mutable_value_info() = graph.value_info();
+  *copy.mutable_sparse_initializer() = graph.sparse_initializer();
+  *copy.mutable_quantization_annotation() = graph.quantization_annotation();
+  std::unordered_set<std::string> initializer_names, reduced;
+  for (const onnx::TensorProto& t : graph.initializer()) initializer_names.insert(t.name());
+  auto reduce = [&](const std::string& name, const onnx::TensorProto& t, onnx::TensorProto* header) {
+    CopyTensorHeader(t, name, header);
+    if (stripped) stripped->emplace_back(name, &t);
+  };
+  for (const onnx::TensorProto& t : graph.initializer()) {
+    if (options.is_weight(t) && reduced.insert(t.name()).second) reduce(t.name(), t, copy.add_initializer());
+    else *copy.add_initializer() = t;
+  }
+  copy.mutable_node()->Reserve(graph.node_size());
+  for (const onnx::NodeProto& n : graph.node()) {
+    const bool constant = n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+    if (!constant) {
+      *copy.add_node() = n;
+      continue;
+    }
+    if (options.constants == ConstantWeights::kAsInitializer) {
+      // Only a Constant that holds a weight in `value` alone; a name taken twice stays as written.
+      const bool single_value = n.output_size() == 1 && !n.output(0).empty() && n.attribute_size() == 1 &&
+                                n.attribute(0).name() == "value" && n.attribute(0).has_t();
+      if (single_value && options.is_weight(n.attribute(0).t()) && !initializer_names.count(n.output(0)) &&
+          reduced.insert(n.output(0)).second) {
+        reduce(n.output(0), n.attribute(0).t(), copy.add_initializer());
+        continue;
+      }
+      *copy.add_node() = n;
+      continue;
+    }
+    onnx::NodeProto* kept = copy.add_node();
+    kept->set_name(n.name());
+    kept->set_op_type(n.op_type());
+    kept->set_domain(n.domain());
+    kept->set_doc_string(n.doc_string());
+    *kept->mutable_input() = n.input();
+    *kept->mutable_output() = n.output();
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      onnx::AttributeProto* attr = kept->add_attribute();
+      if (!a.has_t() || !options.is_weight(a.t())) {
+        *attr = a;
+        continue;
+      }
+      attr->set_name(a.name());
+      attr->set_type(a.type());
+      reduce(a.t().name(), a.t(), attr->mutable_t());
+    }
+  }
+  return copy;
+}
+
 }  // namespace nuphar

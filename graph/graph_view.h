@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "graph/error.h"
@@ -119,5 +120,27 @@ Status TopologicalSort(onnx::GraphProto* graph);
 
 /// Static dims of a value_info (-1 where symbolic or unknown), or an error if it has no rank.
 Expected<std::vector<int64_t>> StaticDims(const onnx::ValueInfoProto& vi);
+
+/// What CopyWithoutWeights does with a Constant node whose `value` is a weight.
+enum class ConstantWeights {
+  kKeepNode,         ///< the node stays, its tensor reduced to name, type and dims (ONNX inference)
+  kAsInitializer,    ///< the node becomes an initializer header named after its output (the
+                     ///< runtime's rewrite copy: a Constant's output is a constant either way)
+};
+
+struct WeightFreeCopyOptions {
+  /// Which tensors are weights (initializers and Constant values): the copy holds their name,
+  /// type and dims only.
+  std::function<bool(const onnx::TensorProto&)> is_weight;
+  ConstantWeights constants = ConstantWeights::kKeepNode;
+};
+
+/// One level of `graph` (a node's subgraphs are copied whole) without its weights' payloads, for
+/// the passes that read a model's structure but not its weights: copying the weights was a large
+/// part of a small model's load time. `stripped`, when given, gets (name in the copy, the original
+/// tensor) per weight reduced. A weight whose name another initializer already takes stays whole
+/// (the copy must define the same names as `graph`; checks report the duplicate).
+onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options,
+                                    std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped = nullptr);
 
 }  // namespace nuphar

@@ -65,54 +65,17 @@ bool IsLargeFloatTensor(const onnx::TensorProto& t) {
   return NumElements(std::vector<int64_t>(t.dims().begin(), t.dims().end())) > 1024;
 }
 
-// `t`'s name, type and dims, without its payload.
-void CopyTensorHeader(const onnx::TensorProto& t, onnx::TensorProto* header) {
-  header->set_name(t.name());
-  header->set_data_type(t.data_type());
-  *header->mutable_dims() = t.dims();
-}
-
 // The model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
-// reduced to their type and dims: copying every weight for it was a large part of a small model's
-// load time.
+// reduced to their type and dims.
 onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
   onnx::ModelProto copy;
   copy.set_ir_version(model.ir_version());
   *copy.mutable_opset_import() = model.opset_import();
   *copy.mutable_functions() = model.functions();
-  const onnx::GraphProto& g = model.graph();
-  onnx::GraphProto& out = *copy.mutable_graph();
-  out.set_name(g.name());
-  for (const onnx::NodeProto& n : g.node()) {
-    onnx::NodeProto* kept = out.add_node();
-    if (n.op_type() != "Constant") {
-      *kept = n;
-      continue;
-    }
-    kept->set_name(n.name());
-    kept->set_op_type(n.op_type());
-    kept->set_domain(n.domain());
-    *kept->mutable_input() = n.input();
-    *kept->mutable_output() = n.output();
-    for (const onnx::AttributeProto& a : n.attribute()) {
-      onnx::AttributeProto* attr = kept->add_attribute();
-      if (a.has_t() && IsLargeFloatTensor(a.t())) {
-        attr->set_name(a.name());
-        attr->set_type(a.type());
-        CopyTensorHeader(a.t(), attr->mutable_t());
-      } else {
-        *attr = a;
-      }
-    }
-  }
-  *out.mutable_input() = g.input();
-  *out.mutable_output() = g.output();
-  *out.mutable_value_info() = g.value_info();
-  *out.mutable_sparse_initializer() = g.sparse_initializer();
-  for (const onnx::TensorProto& t : g.initializer()) {
-    if (IsLargeFloatTensor(t)) CopyTensorHeader(t, out.add_initializer());
-    else *out.add_initializer() = t;
-  }
+  WeightFreeCopyOptions options;
+  options.is_weight = IsLargeFloatTensor;
+  options.constants = ConstantWeights::kKeepNode;
+  CopyWithoutWeights(model.graph(), options).Swap(copy.mutable_graph());
   return copy;
 }
 

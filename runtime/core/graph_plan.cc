@@ -112,55 +112,20 @@ bool Borrowable(const onnx::TensorProto& t) {
   return InMemoryBytes(t) >= 4096 && t.string_data_size() == 0 && t.data_location() != onnx::TensorProto::EXTERNAL;
 }
 
-// The large tensor of a Constant node that holds only `value` (ONNX domain, one output), or null.
-const onnx::TensorProto* LargeConstantValue(const onnx::NodeProto& n) {
-  if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() != 1 ||
-      n.output(0).empty() || n.attribute_size() != 1 || n.attribute(0).name() != "value" || !n.attribute(0).has_t())
-    return nullptr;
-  return Borrowable(n.attribute(0).t()) ? &n.attribute(0).t() : nullptr;
-}
-
 // The graph the rewrites work on: `graph` with every large in-memory initializer reduced to its
 // name, type and dims, the payload staying in `graph` (listed in `borrowed`). A large Constant
 // node becomes such an initializer too (its output is a constant either way; exporters such as
 // Paddle's hold every weight in Constant nodes). Copying the weights cost a full copy of the
 // model per load and doubled its memory for the session's lifetime.
 std::shared_ptr<onnx::GraphProto> CopyForRewrites(const onnx::GraphProto& graph, BorrowedWeights* borrowed) {
+  WeightFreeCopyOptions options;
+  options.is_weight = Borrowable;
+  options.constants = ConstantWeights::kAsInitializer;
+  std::vector<std::pair<std::string, const onnx::TensorProto*>> stripped;
   auto copy = std::make_shared<onnx::GraphProto>();
-  copy->set_name(graph.name());
-  copy->set_doc_string(graph.doc_string());
-  *copy->mutable_input() = graph.input();
-  *copy->mutable_output() = graph.output();
-  *copy->mutable_value_info() = graph.value_info();
-  *copy->mutable_sparse_initializer() = graph.sparse_initializer();
-  *copy->mutable_quantization_annotation() = graph.quantization_annotation();
+  CopyWithoutWeights(graph, options, &stripped).Swap(copy.get());
   borrowed->clear();
-  std::unordered_set<std::string> initializer_names;
-  for (const onnx::TensorProto& t : graph.initializer()) initializer_names.insert(t.name());
-  auto borrow = [&](const std::string& name, const onnx::TensorProto& t) {
-    onnx::TensorProto* header = copy->add_initializer();
-    header->set_name(name);
-    header->set_data_type(t.data_type());
-    *header->mutable_dims() = t.dims();
-    borrowed->by_name[name] = &t;
-  };
-  for (const onnx::TensorProto& t : graph.initializer()) {
-    if (!Borrowable(t) || borrowed->by_name.count(t.name())) {
-      *copy->add_initializer() = t;
-      continue;
-    }
-    borrow(t.name(), t);
-  }
-  copy->mutable_node()->Reserve(graph.node_size());
-  for (const onnx::NodeProto& n : graph.node()) {
-    // A name defined twice stays as written: DefineValues reports it.
-    const onnx::TensorProto* value = LargeConstantValue(n);
-    if (value != nullptr && !initializer_names.count(n.output(0)) && !borrowed->by_name.count(n.output(0))) {
-      borrow(n.output(0), *value);
-      continue;
-    }
-    *copy->add_node() = n;
-  }
+  for (auto& [name, tensor] : stripped) borrowed->by_name[name] = tensor;
   return copy;
 }
 

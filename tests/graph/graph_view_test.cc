@@ -142,5 +142,55 @@ TEST(GraphView, SelfReadIsACycleOnlyWhenAsked) {
   EXPECT_EQ(topo.cycle_node, 1);
 }
 
+// CopyWithoutWeights: weights keep name, type and dims; everything else is copied whole.
+TEST(CopyWithoutWeights, ReducesWeightsInBothConstantModes) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_initializer() = MakeTensor<float>("big", {4, 4}, std::vector<float>(16, 1.f));
+  *g.add_initializer() = MakeTensor<float>("small", {2}, {1.f, 2.f});
+  auto* constant = g.add_node();
+  constant->set_op_type("Constant");
+  constant->add_output("c");
+  auto* value = constant->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  *value->mutable_t() = MakeTensor<float>("c_value", {8, 2}, std::vector<float>(16, 3.f));
+  auto* relu = g.add_node();
+  relu->set_op_type("Relu");
+  relu->add_input("c");
+  relu->add_output("y");
+  WeightFreeCopyOptions options;
+  options.is_weight = [](const onnx::TensorProto& t) { return t.dims_size() == 2; };
+
+  std::vector<std::pair<std::string, const onnx::TensorProto*>> stripped;
+  const onnx::GraphProto kept = CopyWithoutWeights(g, options, &stripped);
+  ASSERT_EQ(kept.initializer_size(), 2);
+  EXPECT_EQ(kept.initializer(0).name(), "big");
+  EXPECT_FALSE(kept.initializer(0).has_raw_data());
+  EXPECT_EQ(kept.initializer(0).dims_size(), 2);
+  EXPECT_EQ(kept.initializer(1).raw_data(), g.initializer(1).raw_data());
+  ASSERT_EQ(kept.node_size(), 2);
+  EXPECT_EQ(kept.node(0).op_type(), "Constant");
+  EXPECT_FALSE(kept.node(0).attribute(0).t().has_raw_data());
+  EXPECT_EQ(kept.node(0).attribute(0).t().dims(0), 8);
+  ASSERT_EQ(stripped.size(), 2u);
+  EXPECT_EQ(stripped[0].second, &g.initializer(0));
+
+  options.constants = ConstantWeights::kAsInitializer;
+  stripped.clear();
+  const onnx::GraphProto moved = CopyWithoutWeights(g, options, &stripped);
+  ASSERT_EQ(moved.node_size(), 1);  // the Constant is an initializer header now
+  EXPECT_EQ(moved.node(0).op_type(), "Relu");
+  ASSERT_EQ(moved.initializer_size(), 3);
+  EXPECT_EQ(moved.initializer(2).name(), "c");
+  ASSERT_EQ(stripped.size(), 2u);
+  EXPECT_EQ(stripped[1].first, "c");
+  EXPECT_EQ(stripped[1].second, &g.node(0).attribute(0).t());
+
+  // A Constant whose output name an initializer takes stays a node (the duplicate is reported later).
+  g.mutable_node(0)->set_output(0, "big");
+  EXPECT_EQ(CopyWithoutWeights(g, options).node_size(), 2);
+}
+
 }  // namespace
 }  // namespace nuphar
