@@ -19,6 +19,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -308,9 +309,8 @@ class ConvActivationFusion final : public RuntimeGraphPass {
  public:
   std::string Name() const override { return "conv_activation_fusion"; }
   bool MayApply(const onnx::GraphProto& graph) const override {
-    for (const auto& node : graph.node())
-      if (node.op_type() == "Conv") return true;
-    return false;
+    const auto& nodes = graph.node();
+    return std::any_of(nodes.begin(), nodes.end(), [](const onnx::NodeProto& n) { return n.op_type() == "Conv"; });
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
     return FuseConvActivation(graph, ctx.constants);

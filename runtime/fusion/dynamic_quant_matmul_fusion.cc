@@ -43,6 +43,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -453,9 +454,10 @@ class DynQuantMatMulFusion final : public RuntimeGraphPass {
  public:
   std::string Name() const override { return "dynamic_quant_matmul_fusion"; }
   bool MayApply(const onnx::GraphProto& graph) const override {
-    for (const auto& node : graph.node())
-      if (node.op_type() == "MatMulInteger" || node.op_type() == "MatMulInteger16") return true;
-    return false;
+    const auto& nodes = graph.node();
+    return std::any_of(nodes.begin(), nodes.end(), [](const onnx::NodeProto& n) {
+      return n.op_type() == "MatMulInteger" || n.op_type() == "MatMulInteger16";
+    });
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
     const int fused = FuseDynamicQuantMatMul(graph, ctx.constants);
