@@ -58,16 +58,35 @@ std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
 
 int64_t NormAxis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
-// Output element k reads input element map(k); `map` gets the output multi-index.
+// The chains folded here are weight producers of a model that may be hostile: every axis, index
+// and size is checked, and a chain that does not check out is not folded (an error naming the
+// node; the caller keeps the node). Found by fuzz_graph_tools (a Gather on a scalar).
+constexpr int64_t kMaxFoldElements = int64_t{1} << 28;
+
+Expected<int64_t> CheckedAxis(const onnx::NodeProto& node, int64_t axis, size_t rank) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    return Diag::Node(node, "axis " + std::to_string(axis) + " is outside a rank-" + std::to_string(r) + " value");
+  return NormAxis(axis, rank);
+}
+
+// Output element k reads input element map(k); `map` gets the output multi-index. Every read is
+// bounds-checked.
 template <class Map>
-HostTensor Gather(const HostTensor& in, std::vector<int64_t> out_dims, Map&& map) {
+Expected<HostTensor> Gather(const HostTensor& in, std::vector<int64_t> out_dims, Map&& map) {
   HostTensor out{in.dtype, std::move(out_dims), {}};
+  for (int64_t d : out.dims)
+    if (d < 0) return Diag::Msg("a folded value would have a negative dimension");
   const int64_t n = NumElements(out.dims);
+  if (n > kMaxFoldElements) return Diag::Msg("a folded value would have more than 2^28 elements");
   const size_t es = in.esize();
+  const int64_t in_elements = es == 0 ? 0 : static_cast<int64_t>(in.bytes.size() / es);
   out.bytes.resize(static_cast<size_t>(n) * es);
   std::vector<int64_t> idx(out.dims.size(), 0);
   for (int64_t k = 0; k < n; ++k) {
-    std::memcpy(out.bytes.data() + k * es, in.bytes.data() + map(idx) * es, es);
+    const int64_t src = map(idx);
+    if (src < 0 || src >= in_elements) return Diag::Msg("a folded value would read outside its input");
+    std::memcpy(out.bytes.data() + k * es, in.bytes.data() + src * es, es);
     for (int d = static_cast<int>(idx.size()) - 1; d >= 0; --d) {
       if (++idx[d] < out.dims[d]) break;
       idx[d] = 0;
@@ -76,23 +95,33 @@ HostTensor Gather(const HostTensor& in, std::vector<int64_t> out_dims, Map&& map
   return out;
 }
 
-HostTensor SliceAxes(const HostTensor& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
-                     const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+Expected<HostTensor> SliceAxes(const onnx::NodeProto& node, const HostTensor& in, const std::vector<int64_t>& starts,
+                               const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
+                               const std::vector<int64_t>& steps) {
   const size_t r = in.dims.size();
+  if (starts.size() != axes.size() || ends.size() != axes.size() || (!steps.empty() && steps.size() != axes.size()))
+    return Diag::Node(node, "starts, ends, axes and steps differ in length");
   std::vector<int64_t> start(r, 0), step(r, 1), out_dims = in.dims;
   for (size_t j = 0; j < axes.size(); ++j) {
-    const int64_t a = NormAxis(axes[j], r), dim = in.dims[a];
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t a, CheckedAxis(node, axes[j], r));
+    const int64_t dim = in.dims[a];
     const int64_t st = j < steps.size() ? steps[j] : 1;
+    if (st == 0 || st == INT64_MIN) return Diag::Node(node, "a step of " + std::to_string(st));
+    if (starts[j] == INT64_MIN || ends[j] == INT64_MIN) return Diag::Node(node, "a start or end of INT64_MIN");
+    if (dim == 0) {
+      out_dims[a] = 0;
+      continue;
+    }
     int64_t s = starts[j] < 0 ? starts[j] + dim : starts[j];
     int64_t e = ends[j] < 0 ? ends[j] + dim : ends[j];
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      out_dims[a] = std::max<int64_t>(0, (e - s + st - 1) / st);
+      out_dims[a] = e > s ? (e - s - 1) / st + 1 : 0;  // no overflow for a step near INT64_MAX
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      out_dims[a] = std::max<int64_t>(0, (s - e + (-st) - 1) / (-st));
+      out_dims[a] = s > e ? (s - e - 1) / (-st) + 1 : 0;
     }
     start[a] = s;
     step[a] = st;
@@ -166,6 +195,12 @@ Expected<std::vector<int64_t>> IntsFromInputOrAttr(const std::vector<HostTensor>
 Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTensor> in, int output_index) {
   const std::string& op = node.op_type();
   bool present = false;
+  const size_t needed = (op == "Gather") ? 2 : 1;
+  if (in.size() < needed || in[0].dtype == DType::kUndefined || (needed == 2 && in[1].dtype == DType::kUndefined))
+    return Diag::Node(node, op + " lacks a required input");
+  for (const auto& t : in)
+    for (int64_t d : t.dims)
+      if (d < 0) return Diag::Node(node, "an input has a negative dimension");
   if (op == "Identity") return std::move(in[0]);
   if (op == "Cast") return Cast(node, std::move(in[0]));
   if (op == "Reshape") {
@@ -173,9 +208,13 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
     const bool allow_zero = AttrInt(node, "allowzero", 0) != 0;
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] == 0 && !allow_zero) shape[i] = in[0].dims.at(i);
-      if (shape[i] == -1) infer = static_cast<int64_t>(i);
-      else known *= shape[i];
+      if (shape[i] == 0 && !allow_zero) {
+        if (i >= in[0].dims.size()) return Diag::Node(node, "Reshape copies a dimension the input does not have");
+        shape[i] = in[0].dims[i];
+      }
+      if (shape[i] == -1 && infer < 0) infer = static_cast<int64_t>(i);
+      else if (shape[i] < 0) return Diag::Node(node, "Reshape to a negative dimension");
+      else if (__builtin_mul_overflow(known, shape[i], &known)) return Diag::Node(node, "Reshape to too many elements");
     }
     if (infer >= 0) shape[infer] = known ? NumElements(in[0].dims) / known : 0;
     if (NumElements(shape) != NumElements(in[0].dims)) return Diag::Node(node, "Reshape to a different element count");
@@ -187,11 +226,15 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
     auto dims = in[0].dims;
     if (op == "Unsqueeze") {
       const size_t r = dims.size() + axes.size();
-      for (auto& a : axes) a = NormAxis(a, r);
+      for (auto& a : axes) {
+        NUPHAR_ASSIGN_OR_RETURN(a, CheckedAxis(node, a, r));
+      }
       std::sort(axes.begin(), axes.end());
+      if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return Diag::Node(node, "Unsqueeze repeats an axis");
       for (int64_t a : axes) dims.insert(dims.begin() + a, 1);
     } else {
       std::vector<int64_t> kept;
+      for (int64_t a : axes) NUPHAR_RETURN_IF_ERROR(CheckedAxis(node, a, dims.size()).status());
       for (size_t i = 0; i < dims.size(); ++i) {
         bool drop = axes.empty() ? dims[i] == 1 : false;
         for (int64_t a : axes) drop |= NormAxis(a, dims.size()) == static_cast<int64_t>(i);
@@ -207,6 +250,11 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
     std::vector<int64_t> perm(r);
     if (const auto* a = FindAttr(node, "perm")) perm.assign(a->ints().begin(), a->ints().end());
     else std::iota(perm.rbegin(), perm.rend(), 0);
+    std::vector<int64_t> sorted = perm;
+    std::sort(sorted.begin(), sorted.end());
+    bool permutation = sorted.size() == r;
+    for (size_t i = 0; permutation && i < r; ++i) permutation = sorted[i] == static_cast<int64_t>(i);
+    if (!permutation) return Diag::Node(node, "perm is not a permutation of the axes");
     std::vector<int64_t> out_dims(r);
     for (size_t i = 0; i < r; ++i) out_dims[i] = in[0].dims[perm[i]];
     const auto strides = Strides(in[0].dims);
@@ -217,7 +265,16 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
     });
   }
   if (op == "Concat") {
-    const int64_t axis = NormAxis(AttrInt(node, "axis", 0), in[0].dims.size());
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, CheckedAxis(node, AttrInt(node, "axis", 0), in[0].dims.size()));
+    for (const auto& t : in) {
+      if (t.dtype != in[0].dtype || t.dims.size() != in[0].dims.size())
+        return Diag::Node(node, "Concat of values of different types or ranks");
+      for (size_t d = 0; d < t.dims.size(); ++d)
+        if (static_cast<int64_t>(d) != axis && t.dims[d] != in[0].dims[d])
+          return Diag::Node(node, "Concat of values whose other dimensions differ");
+      if (t.bytes.size() != static_cast<size_t>(NumElements(t.dims)) * t.esize())
+        return Diag::Node(node, "a Concat input's size does not match its dimensions");
+    }
     HostTensor out{in[0].dtype, in[0].dims, {}};
     out.dims[axis] = 0;
     for (const auto& t : in) out.dims[axis] += t.dims[axis];
@@ -246,13 +303,17 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
       axes.resize(starts.size());
       std::iota(axes.begin(), axes.end(), 0);
     }
-    return SliceAxes(in[0], starts, ends, axes, steps);
+    return SliceAxes(node, in[0], starts, ends, axes, steps);
   }
   if (op == "Gather") {
     const auto& data = in[0];
-    const int64_t axis = NormAxis(AttrInt(node, "axis", 0), data.dims.size());
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, CheckedAxis(node, AttrInt(node, "axis", 0), data.dims.size()));
     onnx::TensorProto tmp = MakeTensor("", in[1].dtype, in[1].dims, in[1].bytes.data(), in[1].bytes.size());
     NUPHAR_ASSIGN_OR_RETURN(auto indices, ReadTensorAsInt64(tmp));
+    if (static_cast<int64_t>(indices.size()) != NumElements(in[1].dims))
+      return Diag::Node(node, "Gather indices do not match their dimensions");
+    for (int64_t g : indices)
+      if (g < -data.dims[axis] || g >= data.dims[axis]) return Diag::Node(node, "a Gather index is out of range");
     std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + axis);
     out_dims.insert(out_dims.end(), in[1].dims.begin(), in[1].dims.end());
     out_dims.insert(out_dims.end(), data.dims.begin() + axis + 1, data.dims.end());
@@ -270,12 +331,16 @@ Expected<HostTensor> Evaluate(const onnx::NodeProto& node, std::vector<HostTenso
     });
   }
   if (op == "Split") {
-    const int64_t axis = NormAxis(AttrInt(node, "axis", 0), in[0].dims.size());
+    NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, CheckedAxis(node, AttrInt(node, "axis", 0), in[0].dims.size()));
     NUPHAR_ASSIGN_OR_RETURN(auto split, IntsFromInputOrAttr(in, 1, node, "split", &present));
+    if (node.output_size() == 0) return Diag::Node(node, "Split without outputs");
     if (split.empty()) split.assign(node.output_size(), in[0].dims[axis] / node.output_size());
+    if (static_cast<int>(split.size()) <= output_index) return Diag::Node(node, "split has fewer sizes than outputs");
     int64_t start = 0;
+    for (int i = 0; i <= output_index; ++i)
+      if (split[i] < 0 || split[i] > in[0].dims[axis]) return Diag::Node(node, "a split size is out of range");
     for (int i = 0; i < output_index; ++i) start += split[i];
-    return SliceAxes(in[0], {start}, {start + split[output_index]}, {axis}, {});
+    return SliceAxes(node, in[0], {start}, {start + split[output_index]}, {axis}, {});
   }
   return Diag::Node(node, "cannot fold op " + op + " into a constant");
 }

@@ -68,5 +68,33 @@ TEST(ConstFold, InitializersAreBorrowedAndFoundInEnclosingGraphs) {
   EXPECT_EQ(&w->tensor(), &main.initializer(0));
 }
 
+// A hostile model's chains are refused with an error, never read out of bounds (fuzz_graph_tools).
+TEST(ConstFold, RefusesOutOfRangeAxesIndicesAndSteps) {
+  onnx::GraphProto g;
+  NameTable names;
+  NodeBuilder b(&g, &names, 13);
+  AddConstant(b, "scalar", MakeTensor<float>("", {}, {1.f}));
+  AddConstant(b, "k", MakeTensor<float>("", {2, 3}, {0, 1, 2, 3, 4, 5}));
+  b.Add("Gather", {"scalar", b.Ints64({0})}, {"gather_scalar"});
+  b.Add("Gather", {"k", b.Ints64({2})}, {"gather_index"});
+  SetAttr(b.Add("Gather", {"k", b.Ints64({0})}, {"gather_axis"}), "axis", static_cast<int64_t>(2));
+  SetAttr(b.Add("Transpose", {"k"}, {"perm_repeat"}), "perm", std::vector<int64_t>{0, 0});
+  SetAttr(b.Add("Transpose", {"k"}, {"perm_short"}), "perm", std::vector<int64_t>{0});
+  b.Op("Slice", {"k", b.Ints64({0}), b.Ints64({3}), b.Ints64({1}), b.Ints64({0})}, "step_zero");
+  b.Op("Slice", {"k", b.Ints64({0}), b.Ints64({3}), b.Ints64({5})}, "slice_axis");
+  b.Op("Unsqueeze", {"k", b.Ints64({7})}, "unsqueeze_axis");
+  b.Op("Reshape", {"k", b.Ints64({0, 0, 0})}, "reshape_copy");
+  SetAttr(b.Add("Concat", {"k", "scalar"}, {"concat_rank"}), "axis", static_cast<int64_t>(0));
+  GraphScope scope{&g, nullptr, "main"};
+  for (const char* name : {"gather_scalar", "gather_index", "gather_axis", "perm_repeat", "perm_short", "step_zero",
+                           "slice_axis", "unsqueeze_axis", "reshape_copy", "concat_rank"})
+    EXPECT_FALSE(FoldConstant(scope, name).ok()) << name;
+  // A step of INT64_MAX takes one element (no overflow).
+  b.Op("Slice", {"k", b.Ints64({1}), b.Ints64({3}), b.Ints64({1}), b.Ints64({INT64_MAX})}, "big_step");
+  auto big = FoldConstant(scope, "big_step");
+  ASSERT_TRUE(big.ok()) << big.message();
+  EXPECT_EQ(*ReadTensor<float>(big->tensor()), (std::vector<float>{1, 4}));
+}
+
 }  // namespace
 }  // namespace nuphar
