@@ -19,6 +19,7 @@ class FoldConstantMatMulPass final : public GraphPass {
   std::vector<std::string> TargetOpTypes() const override { return {"MatMul"}; }
 
   Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) override {
+    if (node.input_size() != 2 || node.output_size() != 1) return Effect::Kept("not a two-input MatMul");
     auto u = FoldConstant(ctx.scope(), node.input(0));
     auto v = FoldConstant(ctx.scope(), node.input(1));
     if (!u.ok() || !v.ok()) return Effect::Kept("an operand is not constant");
@@ -30,6 +31,9 @@ class FoldConstantMatMulPass final : public GraphPass {
     NUPHAR_ASSIGN_OR_RETURN(auto a, ReadTensor<float>(ut));
     NUPHAR_ASSIGN_OR_RETURN(auto b, ReadTensor<float>(vt));
     const int64_t M = ut.dims(0), K = ut.dims(1), N = vt.dims(1);
+    // The product's size is not bounded by the operands' (K may be 0): a hostile file could ask
+    // for M x N floats.
+    if (M < 0 || N < 0 || (N > 0 && M > (int64_t{1} << 28) / N)) return Effect::Kept("the folded product would be too large");
     std::vector<float> c(static_cast<size_t>(M * N), 0.f);
     for (int64_t i = 0; i < M; ++i)
       for (int64_t k = 0; k < K; ++k) {
