@@ -35,12 +35,33 @@ void CheckConvRanks(onnx::InferenceContext& ctx, size_t weight_index) {
     fail_shape_inference("the input has rank ", x_rank, " and the weight rank ", w_rank, "; both must be equal and >= 2");
 }
 
+// Control flow: libonnx dereferences its graph attributes and Scan's num_scan_inputs without
+// checking they exist (fuzz_session_create: a Scan without num_scan_inputs, SEGV in
+// ScanInferenceFunction during function expansion).
+void CheckGraphAttribute(onnx::InferenceContext& ctx, const char* name) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  if (a == nullptr || !a->has_g()) fail_shape_inference("the graph attribute '", name, "' is missing");
+}
+
+void CheckScanAttributes(onnx::InferenceContext& ctx) {
+  CheckGraphAttribute(ctx, "body");
+  const onnx::AttributeProto* n = ctx.getAttribute("num_scan_inputs");
+  if (n == nullptr || n->i() < 1 || n->i() > static_cast<int64_t>(ctx.getNumInputs()))
+    fail_shape_inference("num_scan_inputs is missing or outside 1..", ctx.getNumInputs());
+}
+
 // The checks for (domain, op type), or null when the op's inference function needs none.
 using Check = void (*)(onnx::InferenceContext&);
 Check CheckFor(const std::string& key) {
   if (key == "LayerNormalization") return CheckLayerNormAxis;
   if (key == "Conv" || key == "ConvInteger" || key == "ConvTranspose") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 1); };
   if (key == "QLinearConv") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 3); };
+  if (key == "Scan") return CheckScanAttributes;
+  if (key == "Loop") return [](onnx::InferenceContext& ctx) { CheckGraphAttribute(ctx, "body"); };
+  if (key == "If") return [](onnx::InferenceContext& ctx) {
+    CheckGraphAttribute(ctx, "then_branch");
+    CheckGraphAttribute(ctx, "else_branch");
+  };
   return nullptr;
 }
 
