@@ -19,7 +19,6 @@ class FoldConstantMatMulPass final : public GraphPass {
   std::vector<std::string> TargetOpTypes() const override { return {"MatMul"}; }
 
   Expected<Effect> Rewrite(RewriteContext& ctx, const onnx::NodeProto& node) override {
-    if (node.input_size() != 2 || node.output_size() != 1) return Effect::Kept("not a two-input MatMul");
     auto u = FoldConstant(ctx.scope(), node.input(0));
     auto v = FoldConstant(ctx.scope(), node.input(1));
     if (!u.ok() || !v.ok()) return Effect::Kept("an operand is not constant");

@@ -75,8 +75,8 @@ std::string PackField(const Field& field, size_t elem_size) {
 Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
   std::string packed;
   NUPHAR_ASSIGN_OR_RETURN(std::string_view bytes, TensorBytesView(t, &packed));
-  if (bytes.data() == packed.data()) return packed;
-  return std::string(bytes);
+  if (t.has_raw_data()) return std::string(bytes);
+  return packed;
 }
 
 Expected<std::string_view> TensorBytesView(const onnx::TensorProto& t, std::string* storage) {

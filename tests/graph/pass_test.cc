@@ -225,5 +225,29 @@ TEST(PassInterface, NodeWisePassNeedsRunPassContext) {
   EXPECT_EQ(m.graph().node(0).op_type(), "Relu");  // untouched
 }
 
+// A target op with no schema at the model's opset (here opset 0) is arity-checked against its
+// newest schema before any pass indexes its inputs (fuzz_graph_tools: one-input MatMul and Gemm).
+class ReadsTwoInputs final : public GraphPass {
+ public:
+  std::string Name() const override { return "reads_two_inputs"; }
+  std::vector<std::string> TargetOpTypes() const override { return {"MatMul"}; }
+  Expected<Effect> Rewrite(RewriteContext&, const onnx::NodeProto& node) override {
+    return Effect::Kept(node.input(1));  // out of bounds unless the driver checked the count
+  }
+};
+
+TEST(PassDriver, OpWithoutSchemaAtTheOpsetIsCheckedAgainstItsNewest) {
+  onnx::ModelProto m;
+  m.add_opset_import()->set_version(0);
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("MatMul");
+  n->add_input("u");
+  n->add_output("y");
+  ReadsTwoInputs pass;
+  auto result = RunPass(m, pass);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.message().find("inputs"), std::string::npos) << result.message();
+}
+
 }  // namespace
 }  // namespace nuphar
