@@ -35,6 +35,20 @@ void CheckConvRanks(onnx::InferenceContext& ctx, size_t weight_index) {
     fail_shape_inference("the input has rank ", x_rank, " and the weight rank ", w_rank, "; both must be equal and >= 2");
 }
 
+// Ops whose output rank is the length of a 1-D shape input: when that input's values are not
+// known, libonnx still adds one unknown dim per declared element (ConstantOfShape declared
+// [2^40] grew past 2 GiB in small allocations; fuzz_graph_tools). No tensor has that rank.
+constexpr int64_t kMaxShapeInputLength = 64;
+
+void CheckShapeInputLength(onnx::InferenceContext& ctx, size_t shape_index) {
+  if (ctx.getNumInputs() <= shape_index || !onnx::hasInputShape(ctx, shape_index)) return;
+  const auto& shape = ctx.getInputType(shape_index)->tensor_type().shape();
+  for (const auto& dim : shape.dim())
+    if (dim.has_dim_value() && (dim.dim_value() < 0 || dim.dim_value() > kMaxShapeInputLength))
+      fail_shape_inference("the shape input (input ", shape_index, ") is declared with ", dim.dim_value(),
+                           " elements; an output rank must be 0..", kMaxShapeInputLength);
+}
+
 // Control flow: libonnx dereferences its graph attributes and Scan's num_scan_inputs without
 // checking they exist (fuzz_session_create: a Scan without num_scan_inputs, SEGV in
 // ScanInferenceFunction during function expansion).
@@ -56,6 +70,8 @@ Check CheckFor(const std::string& key) {
   if (key == "LayerNormalization") return CheckLayerNormAxis;
   if (key == "Conv" || key == "ConvInteger" || key == "ConvTranspose") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 1); };
   if (key == "QLinearConv") return [](onnx::InferenceContext& ctx) { CheckConvRanks(ctx, 3); };
+  if (key == "ConstantOfShape") return [](onnx::InferenceContext& ctx) { CheckShapeInputLength(ctx, 0); };
+  if (key == "Expand" || key == "Reshape") return [](onnx::InferenceContext& ctx) { CheckShapeInputLength(ctx, 1); };
   if (key == "Scan") return CheckScanAttributes;
   if (key == "Loop") return [](onnx::InferenceContext& ctx) { CheckGraphAttribute(ctx, "body"); };
   if (key == "If") return [](onnx::InferenceContext& ctx) {

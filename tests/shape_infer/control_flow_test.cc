@@ -2,6 +2,7 @@
 // determinism (S2) and unk__N handling (S3).
 #include <gtest/gtest.h>
 
+#include "graph/diagnostics.h"
 #include "graph/model_io.h"
 #include "tests/shape_infer/shape_check.h"
 
@@ -281,6 +282,30 @@ TEST(ControlFlow, EmptyOptionalOutputsAreSkipped) {
   EXPECT_EQ(MustInfer(b.model()).outcome, InferOutcome::kComplete);
   EXPECT_EQ(ShapeStr(b.graph(), "y"), "b,s");
   EXPECT_EQ(b.graph().value_info_size(), 1);
+}
+
+// A shape input declared with 2^40 elements: libonnx's ConstantOfShape inference added one unknown
+// dim per declared element (past 2 GiB in small allocations; fuzz_graph_tools). The guard
+// (graph/onnx_infer_guard.cc) refuses it before libonnx runs, and inference goes on without it.
+TEST(ControlFlow, ShapeInputDeclaredHugeIsRefusedBeforeOnnxInference) {
+  for (const std::string op : {"ConstantOfShape", "Expand", "Reshape"}) {
+    ModelBuilder b(13);
+    b.Input("s", kInt64, {"1099511627776"});
+    b.Input("x", kFloat, {"4"});
+    if (op == "ConstantOfShape") b.Node(op, {"s"}, {"y"});
+    else b.Node(op, {"x", "s"}, {"y"});
+    b.Output("y");
+    ShapeInferOptions opt;
+    opt.auto_merge = true;
+    opt.verbose = 1;
+    DiagnosticCapture capture;
+    auto r = InferShapes(&b.model(), opt);
+    ASSERT_TRUE(r.ok()) << op << ": " << r.message();
+    EXPECT_NE(r->outcome, InferOutcome::kComplete) << op;
+    std::string all;
+    for (const auto& l : capture.lines()) all += l.text + "\n";
+    EXPECT_NE(all.find("is declared with 1099511627776 elements"), std::string::npos) << op << ":\n" << all;
+  }
 }
 
 }  // namespace
