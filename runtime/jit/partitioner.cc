@@ -19,6 +19,7 @@
 #include "graph/graph_view.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
+#include "runtime/jit/jit.h"
 #include "runtime/jit/elementwise_ir.h"
 
 namespace nuphar::jit {

@@ -10,11 +10,6 @@
 //          a column or a scalar, ops without a generator, nodes with subgraphs.
 #pragma once
 
-#include <memory>
-#include <string>
-
-#include "runtime/core/graph_rewrite.h"
-
 namespace nuphar::jit {
 
 inline constexpr const char* kJitKernelOp = "JitKernel";
@@ -24,8 +19,7 @@ inline constexpr const char* kJitScanOp = "JitScan";
 /// Name prefix of partition bodies: the partitioner never rewrites them again.
 inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 
-/// The partitioner as a session rewrite. It adds to ModelContext::counters: "jit_nodes" (model
-/// nodes taken) and "jit_partitions".
-std::unique_ptr<GraphPass> CreateJitPartitionPass();
+// The pass itself is created by jit.h's CreateJitPartitionPass (what the session calls). It adds to
+// ModelContext::counters: "jit_nodes" (model nodes taken) and "jit_partitions".
 
 }  // namespace nuphar::jit
