@@ -4,9 +4,12 @@
 # A crash, leak, hang (> 10 s per input) or out-of-memory (> 2 GiB) fails the run; libFuzzer
 # leaves the input as build-fuzz/artifacts/<target>/crash-* (keep it as a regression input).
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: 15 seconds, every target; 0 = replay the
-#                                               seed corpus and the regression inputs only, no
-#                                               mutation: deterministic, what scripts/test.sh runs)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: 15 seconds, every target; 0 = no time
+#                                               budget: replay the regression inputs and the seed
+#                                               corpus, then mutate until NUPHAR_FUZZ_RUNS executions
+#                                               in all (default 0: none) from seed NUPHAR_FUZZ_SEED
+#                                               (default 1): a fixed, repeatable amount of fuzzing,
+#                                               what scripts/test.sh runs)
 #
 # Seeds (built here, never committed): the shared models and fixtures, the ONNX backend node
 # test models and tensors (Debian libonnx-testdata), and a few settings and qcfg strings.
@@ -74,8 +77,9 @@ for t in "${targets[@]}"; do
         failed=$((failed + 1)); continue; }
   fi
   budget=(-max_total_time="$seconds")
-  [ "$seconds" = 0 ] && budget=(-runs=0)
-  echo "fuzz: $t: ${seconds}s"
+  what="${seconds}s"
+  if [ "$seconds" = 0 ]; then budget=(-runs="${NUPHAR_FUZZ_RUNS:-0}"); what="seed corpus, then mutations up to ${NUPHAR_FUZZ_RUNS:-0} executions"; fi
+  echo "fuzz: $t: $what"
   if ! "$build/fuzz/$t" -seed="${NUPHAR_FUZZ_SEED:-1}" "${budget[@]}" -rss_limit_mb=2048 -timeout=10 -max_len=4000000 \
        -artifact_prefix="$artifacts/" -print_final_stats=1 "$build/corpus/$t" > "$artifacts/run.log" 2>&1; then
     echo "fuzz: $t FAILED; log: $artifacts/run.log"; tail -40 "$artifacts/run.log"; status=1

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the unit tests and the ONNX backend
 # conformance suite (Release build), the threading tests under TSan, the unit tests again under
-# ASan+UBSan, then every libFuzzer target on its seed corpus and regression inputs (scripts/fuzz.sh;
-# no mutation by default: open-ended fuzzing still finds crashes inside libonnx's inference).
+# ASan+UBSan, then every libFuzzer target on its regression inputs and seed corpus followed by
+# mutations up to a fixed number of executions from a fixed seed (scripts/fuzz.sh; repeatable, so a
+# green run here is green in CI).
 # Usage: scripts/test.sh   (NUPHAR_SKIP_SANITIZE=1 skips the sanitizer passes, NUPHAR_SKIP_FUZZ=1
-#                           the fuzz pass; NUPHAR_FUZZ_SECONDS > 0 also fuzzes each target that long)
+#                           the fuzz pass; NUPHAR_FUZZ_RUNS executions per target, default 2000;
+#                           NUPHAR_FUZZ_SECONDS > 0 fuzzes each target that long instead)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -29,5 +31,5 @@ if [ "${NUPHAR_SKIP_SANITIZE:-0}" != 1 ]; then
 fi
 
 if [ "${NUPHAR_SKIP_FUZZ:-0}" != 1 ]; then
-  bash "$root/scripts/fuzz.sh" "${NUPHAR_FUZZ_SECONDS:-0}"
+  NUPHAR_FUZZ_RUNS=${NUPHAR_FUZZ_RUNS:-2000} bash "$root/scripts/fuzz.sh" "${NUPHAR_FUZZ_SECONDS:-0}"
 fi
