@@ -233,7 +233,10 @@ Status Dump(llvm::Module& module, llvm::TargetMachine& tm, const std::string& en
 
 }  // namespace
 
-Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
+namespace {
+
+// The target of one nuphar_codegen_target value, built from LLVM's host description.
+Expected<CodegenTarget> DescribeTarget(const std::string& setting) {
   InitializeLlvmOnce();
   CodegenTarget t;
   t.cpu = llvm::sys::getHostCPUName().str();
@@ -255,6 +258,23 @@ Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
     t.features += (host[n] ? "+" : "-") + n;
   }
   return t;
+}
+
+}  // namespace
+
+// Every kernel asks at every load; LLVM decodes CPUID into a fresh feature map each time (about
+// 0.1 ms, as much as linking a cached kernel). The host does not change while the process runs,
+// so each setting's target is described once; a refused setting is not kept (it fails the load).
+Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
+  static std::mutex mutex;
+  static auto* resolved = new std::map<std::string, CodegenTarget>();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = resolved->find(setting); it != resolved->end()) return it->second;
+  }
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget t, DescribeTarget(setting));
+  std::lock_guard<std::mutex> lock(mutex);
+  return resolved->emplace(setting, std::move(t)).first->second;
 }
 
 namespace {
