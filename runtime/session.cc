@@ -66,18 +66,17 @@ bool IsLargeFloatTensor(const onnx::TensorProto& t) {
   return NumElements(std::vector<int64_t>(t.dims().begin(), t.dims().end())) > 1024;
 }
 
-// The model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
+// Fills `copy` with the model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
 // reduced to their type and dims.
-onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
-  onnx::ModelProto copy;
-  copy.set_ir_version(model.ir_version());
-  *copy.mutable_opset_import() = model.opset_import();
-  *copy.mutable_functions() = model.functions();
+void CopyForInference(const onnx::ModelProto& model, onnx::ModelProto* copy) {
+  copy->Clear();
+  copy->set_ir_version(model.ir_version());
+  *copy->mutable_opset_import() = model.opset_import();
+  *copy->mutable_functions() = model.functions();
   WeightFreeCopyOptions options;
   options.is_weight = IsLargeFloatTensor;
   options.constants = ConstantWeights::kKeepNode;
-  CopyWithoutWeights(model.graph(), options).Swap(copy.mutable_graph());
-  return copy;
+  CopyWithoutWeights(model.graph(), options, copy->mutable_graph());
 }
 
 void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
@@ -266,12 +265,15 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 
   // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
   // unsupported types at load time. Failure here is not fatal: types then come from run time.
-  onnx::ModelProto inferred = CopyForInference(model_in);
+  // The copy and what the inference adds to it live until the types are collected: on an arena.
+  google::protobuf::Arena arena(ModelArenaOptions());
+  onnx::ModelProto& inferred = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  CopyForInference(model_in, &inferred);
   if (SafeForOnnxInference(model_in)) {
     try {
       onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
     } catch (const std::exception&) {
-      inferred = CopyForInference(model_in);
+      CopyForInference(model_in, &inferred);
     }
   }
   CollectTypes(inferred.graph(), *model_);
