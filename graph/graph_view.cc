@@ -267,6 +267,14 @@ void CopyTensorHeader(const onnx::TensorProto& t, const std::string& name, onnx:
 onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options,
                                     std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped) {
   onnx::GraphProto copy;
+  CopyWithoutWeights(graph, options, &copy, stripped);
+  return copy;
+}
+
+void CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options, onnx::GraphProto* into,
+                        std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped) {
+  onnx::GraphProto& copy = *into;
+  copy.Clear();
   copy.set_name(graph.name());
   copy.set_doc_string(graph.doc_string());
   *copy.mutable_input() = graph.input();
@@ -321,7 +329,6 @@ onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightF
       reduce(a.t().name(), a.t(), attr->mutable_t());
     }
   }
-  return copy;
 }
 
 }  // namespace nuphar

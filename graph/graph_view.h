@@ -142,5 +142,9 @@ struct WeightFreeCopyOptions {
 /// (the copy must define the same names as `graph`; checks report the duplicate).
 onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options,
                                     std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped = nullptr);
+/// The same, written into `copy` (cleared first): a message on an arena is filled in place (a
+/// Swap between arena and heap messages would copy it again).
+void CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options, onnx::GraphProto* copy,
+                        std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped = nullptr);
 
 }  // namespace nuphar

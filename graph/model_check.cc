@@ -82,8 +82,20 @@ Status CheckAttributeTypes(const onnx::NodeProto& n, const Opsets& opsets) {
   return Status::OK();
 }
 
+// The names the enclosing graphs define, innermost first: a subgraph sees them all. Chained, not
+// merged: copying every enclosing name into a set per subgraph cost more than checking it.
+struct OuterScope {
+  const Names* names = nullptr;
+  const OuterScope* parent = nullptr;
+  bool count(const std::string& name) const {
+    for (const OuterScope* s = this; s != nullptr && s->names != nullptr; s = s->parent)
+      if (s->names->count(name)) return true;
+    return false;
+  }
+};
+
 // `outer`: every name an enclosing graph defines (visible to this graph's nodes).
-Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const Opsets& opsets) {
+Status CheckGraph(const onnx::GraphProto& g, const OuterScope& outer, const Opsets& opsets) {
   const std::string& gname = g.name();
   Names defined;         // this graph's inputs, initializers and node outputs
   std::unordered_map<std::string, const onnx::TensorProto*> initializers;
@@ -122,8 +134,7 @@ Status CheckGraph(const onnx::GraphProto& g, const Names& outer, const Opsets& o
 
   // Inputs in scope, and Kahn's algorithm over the node dependencies for cycles. A subgraph's
   // references to this graph's values count as inputs of the node that holds it.
-  Names inner_scope = outer;
-  inner_scope.insert(defined.begin(), defined.end());
+  const OuterScope inner_scope{&defined, &outer};
   std::vector<int> pending(static_cast<size_t>(g.node_size()), 0);
   std::vector<std::vector<int>> users(static_cast<size_t>(g.node_size()));
   for (int i = 0; i < g.node_size(); ++i) {
@@ -182,7 +193,7 @@ Status CheckModelStructure(const onnx::ModelProto& model, const std::string& ori
                                     ", newer than the ONNX this build knows (up to " + std::to_string(it->second.second) + ")");
   }
   NUPHAR_RETURN_IF_ERROR(CheckOpsetKnown(model, origin));
-  Status s = CheckGraph(model.graph(), {}, opsets);
+  Status s = CheckGraph(model.graph(), OuterScope{}, opsets);
   return s.ok() ? s : s.WithFile(origin);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 namespace nuphar {
@@ -75,7 +76,9 @@ std::string PackField(const Field& field, size_t elem_size) {
 Expected<std::string> TensorBytes(const onnx::TensorProto& t) {
   std::string packed;
   NUPHAR_ASSIGN_OR_RETURN(std::string_view bytes, TensorBytesView(t, &packed));
-  if (t.has_raw_data()) return std::string(bytes);
+  // `packed` holds the elements only when they had to be converted; otherwise `bytes` views the
+  // tensor's own payload (raw_data, or a typed field of the element's type).
+  if (packed.empty()) return std::string(bytes);
   return packed;
 }
 
@@ -100,6 +103,28 @@ Expected<std::string_view> TensorBytesView(const onnx::TensorProto& t, std::stri
                        " bytes but its type and dims need " + std::to_string(want));
     return std::string_view(t.raw_data());
   } else {
+    // A typed field that stores the element type itself is the payload as it is, viewed in place:
+    // converting it cost a zero fill and a copy of every float_data weight at each load, before
+    // the caller's own copy.
+    auto in_place = [](const auto& field) {
+      return std::string_view(reinterpret_cast<const char*>(field.data()),
+                              static_cast<size_t>(field.size()) * sizeof(field.Get(0)));
+    };
+    std::optional<std::string_view> direct;
+    switch (dtype) {
+      case DType::kFloat: case DType::kComplex64: direct = in_place(t.float_data()); break;
+      case DType::kDouble: case DType::kComplex128: direct = in_place(t.double_data()); break;
+      case DType::kInt64: direct = in_place(t.int64_data()); break;
+      case DType::kUint64: direct = in_place(t.uint64_data()); break;
+      case DType::kInt32: direct = in_place(t.int32_data()); break;
+      default: break;
+    }
+    if (direct) {
+      if (direct->size() != want)
+        return Diag::Msg("tensor '" + t.name() + "' holds " + std::to_string(direct->size()) +
+                         " bytes but its type and dims need " + std::to_string(want));
+      return *direct;
+    }
     switch (dtype) {
       case DType::kFloat: out = PackField<decltype(t.float_data()), float>(t.float_data(), 4); break;
       case DType::kComplex64: out = PackField<decltype(t.float_data()), float>(t.float_data(), 4); break;

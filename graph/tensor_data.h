@@ -51,8 +51,9 @@ int64_t NumElements(const std::vector<int64_t>& dims);
 /// Fails for string tensors, external data that was not loaded, and payloads whose size does
 /// not match the dims.
 Expected<std::string> TensorBytes(const onnx::TensorProto& t);
-/// Same, without a copy of raw_data: the view points into `t.raw_data()`, or into `*storage`
-/// when the elements are in the typed fields (valid while both live).
+/// Same, without a copy where possible: the view points into `t.raw_data()`, into the typed field
+/// that stores the element type itself (float_data of a float tensor, int64_data of int64, ...),
+/// or into `*storage` when the elements had to be converted (valid while both live).
 Expected<std::string_view> TensorBytesView(const onnx::TensorProto& t, std::string* storage);
 
 /// Elements of a tensor whose data_type is exactly DTypeOf<T>.

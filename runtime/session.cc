@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/checker.h>
 #include <onnx/shape_inference/implementation.h>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -65,18 +66,17 @@ bool IsLargeFloatTensor(const onnx::TensorProto& t) {
   return NumElements(std::vector<int64_t>(t.dims().begin(), t.dims().end())) > 1024;
 }
 
-// The model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
+// Fills `copy` with the model for ONNX's inference, with weights (initializers and Constant values, IsLargeFloatTensor)
 // reduced to their type and dims.
-onnx::ModelProto CopyForInference(const onnx::ModelProto& model) {
-  onnx::ModelProto copy;
-  copy.set_ir_version(model.ir_version());
-  *copy.mutable_opset_import() = model.opset_import();
-  *copy.mutable_functions() = model.functions();
+void CopyForInference(const onnx::ModelProto& model, onnx::ModelProto* copy) {
+  copy->Clear();
+  copy->set_ir_version(model.ir_version());
+  *copy->mutable_opset_import() = model.opset_import();
+  *copy->mutable_functions() = model.functions();
   WeightFreeCopyOptions options;
   options.is_weight = IsLargeFloatTensor;
   options.constants = ConstantWeights::kKeepNode;
-  CopyWithoutWeights(model.graph(), options).Swap(copy.mutable_graph());
-  return copy;
+  CopyWithoutWeights(model.graph(), options, copy->mutable_graph());
 }
 
 void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
@@ -139,6 +139,17 @@ Status CheckValueTypes(const std::unordered_map<std::string, DType>& types) {
   return Status::OK();
 }
 
+// The parsed model lives only while the session is created. On an arena its thousands of small
+// messages and repeated fields are carved from a few blocks and freed at once, instead of one
+// malloc and one free each (a tenth of a warm load went to allocating and destroying them). The
+// first block is sized for the model's small messages; large payloads (raw_data) stay on the heap.
+google::protobuf::ArenaOptions ModelArenaOptions() {
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 64 * 1024;
+  options.max_block_size = 1024 * 1024;
+  return options;
+}
+
 }  // namespace
 
 Session::~Session() {
@@ -158,7 +169,8 @@ Expected<std::string> Session::EndProfiling() {
 }
 
 Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
-  onnx::ModelProto model;
+  google::protobuf::Arena arena(ModelArenaOptions());
+  onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   NUPHAR_RETURN_IF_ERROR(LoadModel(model_path, &model));
   return CreateImpl(model, options, model_path, [model_path] {
     std::ifstream in(model_path, std::ios::binary);
@@ -170,7 +182,8 @@ Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path
 
 Expected<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, size_t size,
                                                             const SessionOptions& options) {
-  onnx::ModelProto model;
+  google::protobuf::Arena arena(ModelArenaOptions());
+  onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   NUPHAR_RETURN_IF_ERROR(LoadModelFromBytes(data, size, &model));
   return CreateImpl(model, options, "<memory>", [data, size] { return std::string(static_cast<const char*>(data), size); });
 }
@@ -252,12 +265,15 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
 
   // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
   // unsupported types at load time. Failure here is not fatal: types then come from run time.
-  onnx::ModelProto inferred = CopyForInference(model_in);
+  // The copy and what the inference adds to it live until the types are collected: on an arena.
+  google::protobuf::Arena arena(ModelArenaOptions());
+  onnx::ModelProto& inferred = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  CopyForInference(model_in, &inferred);
   if (SafeForOnnxInference(model_in)) {
     try {
       onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
     } catch (const std::exception&) {
-      inferred = CopyForInference(model_in);
+      CopyForInference(model_in, &inferred);
     }
   }
   CollectTypes(inferred.graph(), *model_);

@@ -55,41 +55,34 @@ std::vector<std::string> FeaturesAbove(IsaTier tier) {
   return off;
 }
 
-// The ObjectCache behind an engine's compiler (R4): hands LLJIT's compiler the verified object
-// CompileKernel found in the kernel cache instead of compiling, and keeps the object it compiles
-// so CompileKernel can save it. Requests are keyed by module identifier (the kernel's name and a
-// sequence number), so kernels compile side by side.
+// The ObjectCache behind an engine's compiler (R4): keeps the object LLJIT's compiler produced so
+// CompileKernel can save it in the kernel cache. It never hands the compiler an object: a cached
+// kernel is linked without the compiler (LinkObject). Requests are keyed by module identifier
+// (the kernel's name and a sequence number), so kernels compile side by side.
 class KernelObjectCache final : public llvm::ObjectCache {
  public:
-  void Begin(const std::string& module_id, std::unique_ptr<llvm::MemoryBuffer> cached) {
+  void Begin(const std::string& module_id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    requests_[module_id].cached = std::move(cached);
+    compiled_[module_id] = nullptr;
   }
   /// Ends the request: the object the compiler produced, if it ran.
   std::unique_ptr<llvm::MemoryBuffer> End(const std::string& module_id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto node = requests_.extract(module_id);
-    return node.empty() ? nullptr : std::move(node.mapped().compiled);
+    auto node = compiled_.extract(module_id);
+    return node.empty() ? nullptr : std::move(node.mapped());
   }
 
   void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef object) override {
     auto copy = llvm::MemoryBuffer::getMemBufferCopy(object.getBuffer(), object.getBufferIdentifier());
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = requests_.find(m->getModuleIdentifier());
-    if (it != requests_.end()) it->second.compiled = std::move(copy);
+    auto it = compiled_.find(m->getModuleIdentifier());
+    if (it != compiled_.end()) it->second = std::move(copy);
   }
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module* m) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = requests_.find(m->getModuleIdentifier());
-    return it == requests_.end() ? nullptr : std::move(it->second.cached);
-  }
+  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
 
  private:
-  struct Request {
-    std::unique_ptr<llvm::MemoryBuffer> cached, compiled;
-  };
   std::mutex mutex_;
-  std::map<std::string, Request> requests_;
+  std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> compiled_;
 };
 
 // One LLJIT for one target. Its main JITDylib holds the process's symbols (libm); every kernel's
@@ -127,6 +120,12 @@ class Engine {
                    .create();
     if (!jit) return Diag::Msg("jit: LLJIT creation failed: " + ErrorText(jit.takeError()));
     engine->jit_ = std::move(*jit);
+    // ORC reports a failed link (a symbol an object needs is missing) here besides failing the
+    // lookup; its default reporter prints to stderr, and libraries never print. The link runs on
+    // the loading thread, so the warning reaches that load's diagnostic sink.
+    engine->jit_->getExecutionSession().setErrorReporter([](llvm::Error err) {
+      ReportDiagnostic(Severity::kWarning, "nuphar: warning: jit: " + ErrorText(std::move(err)));
+    });
     llvm::orc::JITDylib& main = engine->jit_->getMainJITDylib();
     const char prefix = engine->jit_->getDataLayout().getGlobalPrefix();
     auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
@@ -233,7 +232,10 @@ Status Dump(llvm::Module& module, llvm::TargetMachine& tm, const std::string& en
 
 }  // namespace
 
-Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
+namespace {
+
+// The target of one nuphar_codegen_target value, built from LLVM's host description.
+Expected<CodegenTarget> DescribeTarget(const std::string& setting) {
   InitializeLlvmOnce();
   CodegenTarget t;
   t.cpu = llvm::sys::getHostCPUName().str();
@@ -257,6 +259,23 @@ Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
   return t;
 }
 
+}  // namespace
+
+// Every kernel asks at every load; LLVM decodes CPUID into a fresh feature map each time (about
+// 0.1 ms, as much as linking a cached kernel). The host does not change while the process runs,
+// so each setting's target is described once; a refused setting is not kept (it fails the load).
+Expected<CodegenTarget> ResolveTarget(const std::string& setting) {
+  static std::mutex mutex;
+  static auto* resolved = new std::map<std::string, CodegenTarget>();
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = resolved->find(setting); it != resolved->end()) return it->second;
+  }
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget t, DescribeTarget(setting));
+  std::lock_guard<std::mutex> lock(mutex);
+  return resolved->emplace(setting, std::move(t)).first->second;
+}
+
 namespace {
 
 // k_<hash>: SHA-256 (first 128 bits) over everything the object depends on (kernel_cache.h):
@@ -272,33 +291,63 @@ std::string KernelKey(const llvm::Module& module, const CodegenTarget& target) {
   return "k_" + Sha256Hex(os.str()).substr(0, 32);
 }
 
-// Adds `module` to a new JITDylib and looks its entry up; with `cached`, LLJIT's compiler takes
-// that object (KernelObjectCache::getObject) instead of compiling. `compiled` receives the object
-// the compiler produced, if it ran.
-Expected<std::unique_ptr<CompiledCode>> Link(Engine* engine, const std::string& name, CodeSource source,
-                                              std::unique_ptr<llvm::Module> module, llvm::orc::ThreadSafeContext context,
-                                              std::unique_ptr<llvm::MemoryBuffer> cached,
-                                              std::unique_ptr<llvm::MemoryBuffer>* compiled) {
+// A new JITDylib for one kernel, linking against the engine's main JITDylib (libm).
+Expected<llvm::orc::JITDylib*> NewKernelDylib(Engine* engine) {
   static std::atomic<uint64_t> counter{0};
-  auto& es = engine->jit().getExecutionSession();
-  auto dylib = es.createJITDylib("nuphar_kernel_" + std::to_string(counter++));
+  auto dylib = engine->jit().getExecutionSession().createJITDylib("nuphar_kernel_" + std::to_string(counter++));
   if (!dylib) return Diag::Msg("jit: " + ErrorText(dylib.takeError()));
   dylib->addToLinkOrder(engine->jit().getMainJITDylib());
-  const std::string module_id = name + "#" + std::to_string(counter++);  // concurrent compiles of one kernel
-  module->setModuleIdentifier(module_id);
-  engine->object_cache().Begin(module_id, std::move(cached));
-  if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), context)))
-    return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
+  return &*dylib;
+}
+
+// Looks the kernel's entry up in `dylib`, which then belongs to the returned code; on failure the
+// dylib is removed.
+Expected<std::unique_ptr<CompiledCode>> LookUpEntry(Engine* engine, llvm::orc::JITDylib* dylib, const std::string& name,
+                                                    CodeSource source) {
   auto symbol = engine->jit().lookup(*dylib, name);
-  std::unique_ptr<llvm::MemoryBuffer> produced = engine->object_cache().End(module_id);
-  if (compiled) *compiled = std::move(produced);
   if (!symbol) {
     std::string why = ErrorText(symbol.takeError());
-    if (auto err = es.removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
+    if (auto err = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
     return Diag::Msg("jit: linking '" + name + "' failed: " + why);
   }
   return std::unique_ptr<CompiledCode>(
-      new JitDylibCode(name, source, engine, &*dylib, reinterpret_cast<void*>(symbol->getAddress())));
+      new JitDylibCode(name, source, engine, dylib, reinterpret_cast<void*>(symbol->getAddress())));
+}
+
+// Links a verified cached object straight into a new JITDylib. Going through the IR layer with
+// the object cache instead made LLJIT's compiler build a TargetMachine per kernel only to be
+// handed the object, and needed a copy of the module in case the link failed.
+Expected<std::unique_ptr<CompiledCode>> LinkObject(Engine* engine, const std::string& name,
+                                                   std::unique_ptr<llvm::MemoryBuffer> object) {
+  NUPHAR_ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, NewKernelDylib(engine));
+  if (auto err = engine->jit().addObjectFile(*dylib, std::move(object))) {
+    std::string why = ErrorText(std::move(err));
+    if (auto remove = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(remove));
+    return Diag::Msg("jit: adding the object failed: " + why);
+  }
+  return LookUpEntry(engine, dylib, name, CodeSource::kObjectCache);
+}
+
+// Compiles `module` (optimized already) into a new JITDylib and looks its entry up; `compiled`
+// receives the object LLJIT's compiler produced (KernelObjectCache::notifyObjectCompiled).
+Expected<std::unique_ptr<CompiledCode>> CompileAndLink(Engine* engine, const std::string& name,
+                                                       std::unique_ptr<llvm::Module> module,
+                                                       llvm::orc::ThreadSafeContext context,
+                                                       std::unique_ptr<llvm::MemoryBuffer>* compiled) {
+  static std::atomic<uint64_t> counter{0};
+  NUPHAR_ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, NewKernelDylib(engine));
+  const std::string module_id = name + "#" + std::to_string(counter++);  // concurrent compiles of one kernel
+  module->setModuleIdentifier(module_id);
+  engine->object_cache().Begin(module_id);
+  if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), context))) {
+    engine->object_cache().End(module_id);
+    if (auto remove = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(remove));
+    return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
+  }
+  auto code = LookUpEntry(engine, dylib, name, CodeSource::kCompiled);
+  std::unique_ptr<llvm::MemoryBuffer> produced = engine->object_cache().End(module_id);
+  if (compiled) *compiled = std::move(produced);
+  return code;
 }
 
 }  // namespace
@@ -329,13 +378,11 @@ Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVM
   }
   if (auto object = LoadCachedObject(cache, name)) {
     // Linking a verified object can still fail (a symbol it needs is missing here): then the
-    // kernel compiles as if it were not cached, from this copy of the module.
-    std::unique_ptr<llvm::Module> retry = llvm::CloneModule(*module);
-    auto code = Link(engine, name, CodeSource::kObjectCache, std::move(module), shared_context, std::move(object), nullptr);
+    // kernel compiles as if it were not cached.
+    auto code = LinkObject(engine, name, std::move(object));
     if (code) return code;
     ReportDiagnostic(Severity::kWarning, "nuphar: warning: cache: " + cache.dir + "/" + name + ".o: " +
                                              code.diag().reason + "; compiling the kernel again");
-    module = std::move(retry);
   }
   if (cache.force_no_jit)
     return Diag::Msg("nuphar_cache_force_no_jit: kernel " + name + " is not served by the cache (" +
@@ -347,7 +394,7 @@ Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVM
   NUPHAR_RETURN_IF_ERROR(Dump(*module, *tm, name, dump));
   std::unique_ptr<llvm::MemoryBuffer> object;
   NUPHAR_ASSIGN_OR_RETURN(auto code,
-                          Link(engine, name, CodeSource::kCompiled, std::move(module), shared_context, nullptr, &object));
+                          CompileAndLink(engine, name, std::move(module), shared_context, &object));
   if (object && cache.enabled()) SaveCachedObject(cache, name, object->getBuffer());
   return code;
 }

@@ -352,9 +352,11 @@ class Partitioner {
       taken[static_cast<size_t>(v)] = 1;
       ++taken_nodes;
     }
+    // The nodes that stay are moved, not copied: a copy cost a deep copy of every Constant's
+    // tensor and every If/Loop body at each load, and the old list was destroyed right after.
     onnx::GraphProto rewritten_nodes;
     for (int i = 0; i < n; ++i)
-      if (!taken[static_cast<size_t>(i)]) *rewritten_nodes.add_node() = g_.node(i);
+      if (!taken[static_cast<size_t>(i)]) *rewritten_nodes.add_node() = std::move(*g_.mutable_node(i));
     for (auto& p : partitions) *rewritten_nodes.add_node() = std::move(p);
     const int count = static_cast<int>(partitions.size());
     g_.mutable_node()->Swap(rewritten_nodes.mutable_node());

@@ -132,6 +132,45 @@ TEST(TensorDataTest, TypedFieldsAndRawDataAgree) {
   EXPECT_FALSE(TensorBytes(t).ok());
 }
 
+// A typed field that stores the element type itself is read in place (no copy into `storage`);
+// one that needs converting (int8 in int32_data) is packed there. Both give the same bytes as
+// raw_data would, and a count that disagrees with the dims is refused either way.
+TEST(TensorDataTest, TypedFieldOfTheElementTypeIsViewedInPlace) {
+  onnx::TensorProto f;
+  f.set_name("f");
+  f.set_data_type(static_cast<int32_t>(DType::kFloat));
+  f.add_dims(2);
+  f.add_dims(2);
+  for (float v : {1.5f, -2.0f, 0.0f, 3.25f}) f.add_float_data(v);
+  std::string storage;
+  auto view = TensorBytesView(f, &storage);
+  ASSERT_TRUE(view.ok()) << view.message();
+  EXPECT_TRUE(storage.empty());
+  EXPECT_EQ(static_cast<const void*>(view->data()), static_cast<const void*>(f.float_data().data()));
+  const float want[4] = {1.5f, -2.0f, 0.0f, 3.25f};
+  ASSERT_EQ(view->size(), sizeof(want));
+  EXPECT_EQ(std::memcmp(view->data(), want, sizeof(want)), 0);
+  auto owned = TensorBytes(f);
+  ASSERT_TRUE(owned.ok());
+  EXPECT_EQ(*owned, std::string(reinterpret_cast<const char*>(want), sizeof(want)));
+  f.add_float_data(9.0f);  // 5 values for 4 elements
+  EXPECT_FALSE(TensorBytesView(f, &storage).ok());
+  EXPECT_FALSE(TensorBytes(f).ok());
+
+  onnx::TensorProto q;
+  q.set_name("q");
+  q.set_data_type(static_cast<int32_t>(DType::kInt8));
+  q.add_dims(2);
+  for (int v : {-3, 7}) q.add_int32_data(v);
+  auto packed = TensorBytesView(q, &storage);
+  ASSERT_TRUE(packed.ok());
+  EXPECT_EQ(std::string(*packed), std::string("\xfd\x07", 2));
+  EXPECT_EQ(static_cast<const void*>(packed->data()), static_cast<const void*>(storage.data()));
+  auto owned_q = TensorBytes(q);
+  ASSERT_TRUE(owned_q.ok());
+  EXPECT_EQ(*owned_q, std::string("\xfd\x07", 2));
+}
+
 TEST(TensorDataTest, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f)), 1.0f);
   EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);

@@ -2,6 +2,7 @@
 // 1x1, im2col + GEMM otherwise) and runs bias + epilogue on each piece of output while it is in
 // cache. Baseline flags; the ISA work goes through the ConvKernels chosen at load.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
@@ -64,11 +65,11 @@ void Im2Col2d(const float* x, int64_t C, int64_t H, int64_t W, int64_t KH, int64
 
 class FusedConvKernel final : public OpKernel {
  public:
-  FusedConvKernel(WindowAttrs attrs, std::vector<int64_t> w_shape, std::vector<float> w, std::vector<float> bias,
-                  std::vector<ConvEpilogueStep> steps, ThreadPool* pool, int64_t min_work)
+  // `w`: the constant weight, read in place (GEMM: packed; depthwise: its buffer shared).
+  FusedConvKernel(WindowAttrs attrs, const Tensor& w, std::vector<float> bias, std::vector<ConvEpilogueStep> steps,
+                  ThreadPool* pool, int64_t min_work)
       : attrs_(std::move(attrs)),
-        w_shape_(std::move(w_shape)),
-        w_(std::move(w)),
+        w_shape_(w.shape()),
         bias_(std::move(bias)),
         steps_(std::move(steps)),
         k_(GetConvKernels()),
@@ -81,12 +82,17 @@ class FusedConvKernel final : public OpKernel {
     // Direct depthwise when each group reads one channel; a single-channel input with one group
     // (a filter bank over audio, the first layer of an image model) is a better GEMM.
     depthwise_ = w_shape_[1] == 1 && G > 1 && w_shape_.size() <= 4;
-    if (depthwise_) return;
+    if (depthwise_) {
+      w_ = w;
+      return;
+    }
+    // Packed straight from the constant: a copy of W first cost as much as the packing (a model's
+    // worth of weights at every load). PackConvWeights writes every float, padding included, so
+    // the buffer is not zeroed first.
     group_floats_ = PackedConvWeightsFloats(Mg, ck_, k_.gemm_mr);
-    packed_.resize(static_cast<size_t>(G * group_floats_));
+    packed_.reset(new float[static_cast<size_t>(G * group_floats_)]);
     for (int64_t grp = 0; grp < G; ++grp)
-      PackConvWeights(w_.data() + grp * Mg * ck_, Mg, ck_, k_.gemm_mr, packed_.data() + grp * group_floats_);
-    std::vector<float>().swap(w_);  // only the packed copy is read from now on
+      PackConvWeights(w.data<float>() + grp * Mg * ck_, Mg, ck_, k_.gemm_mr, packed_.get() + grp * group_floats_);
   }
 
   const char* profile_path() const override { return k_.name; }
@@ -153,7 +159,7 @@ class FusedConvKernel final : public OpKernel {
           float* padded = ScratchBuffer<float>(static_cast<size_t>(PH * PW + 16), 1);
           for (int64_t m = m0; m < m1; ++m) {
             float* plane = py + (n * M + m) * out_size;
-            k.depthwise_plane(px + (n * C + m / Mg) * in_size, H, W, w_.data() + m * KH * KW, KH, KW,
+            k.depthwise_plane(px + (n * C + m / Mg) * in_size, H, W, w_.data<float>() + m * KH * KW, KH, KW,
                               two ? g.stride[0] : 1, g.stride[last], dh, dw, pt, pl, pb, pr, plane, OH, OW, padded);
             finish(plane, out_size, m);
           }
@@ -169,7 +175,7 @@ class FusedConvKernel final : public OpKernel {
       for (int64_t grp = 0; grp < G; ++grp) {
         const float* xg = px + (n * C + grp * Cg) * in_size;
         float* yg = py + (n * M + grp * Mg) * out_size;
-        const float* wg = packed_.data() + grp * group_floats_;
+        const float* wg = packed_.get() + grp * group_floats_;
         if (implicit) {
           const float* src = xg;
           if (needs_pad) {
@@ -237,13 +243,14 @@ class FusedConvKernel final : public OpKernel {
 
   WindowAttrs attrs_;
   std::vector<int64_t> w_shape_;
-  std::vector<float> w_, bias_;  // copied at load: the kernel outlives no constant it reads
+  Tensor w_;                  // depthwise only: the constant W (its buffer is shared, never written)
+  std::vector<float> bias_;   // copied at load (small)
   std::vector<ConvEpilogueStep> steps_;
   const ConvKernels& k_;  // chosen once at load: the packing below is laid out for it
   int64_t ck_ = 0;        // GEMM depth: input channels per group x kernel size
   bool depthwise_ = false;
   int64_t group_floats_ = 0;    // packed floats per group
-  std::vector<float> packed_;   // PackConvWeights panels, group after group
+  std::unique_ptr<float[]> packed_;  // PackConvWeights panels, group after group (GEMM only)
   ThreadPool* pool_ = nullptr;  // the session's workers (null: one thread)
   int64_t min_work_ = 0;        // nuphar_parallel_min_workloads
 };
@@ -288,8 +295,7 @@ Expected<std::unique_ptr<OpKernel>> CreateFusedConv(const NodeInfo& node) {
     const bool binary = s.kind <= ConvStep::kMin;
     if (binary != !s.values.empty()) return node.Error("FusedConv: step operand missing or unexpected");
   }
-  return MakeKernel<FusedConvKernel>(std::move(attrs), w->shape(), CopyFloats(*w),
-                                     b ? CopyFloats(*b) : std::vector<float>(), std::move(steps), node.thread_pool(),
+  return MakeKernel<FusedConvKernel>(std::move(attrs), *w, b ? CopyFloats(*b) : std::vector<float>(), std::move(steps), node.thread_pool(),
                                      node.parallel_min_work());
 }
 

@@ -267,6 +267,49 @@ TEST_F(JitCache, ObjectOfAnotherKernelOrVersionIsNotUsed) {
   ExpectCacheSound();
 }
 
+// A verified object (listed with its size and hash, defining its kernel) that cannot be linked
+// here, since it calls a function this process lacks: linking fails and the kernel compiles.
+TEST_F(JitCache, VerifiedObjectThatFailsToLinkIsRecompiled) {
+  if (std::system("c++ --version > /dev/null 2>&1 && sha256sum --version > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no C++ compiler or sha256sum to build the object";
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings());
+  auto objects = Objects();
+  ASSERT_GE(objects.size(), 1u);
+  const std::string name = objects[0].stem().string();
+  const fs::path source = root_ / "unlinkable.c";
+  std::ofstream(source) << "void nuphar_test_symbol_nowhere(void);\nvoid " << name
+                        << "(void) { nuphar_test_symbol_nowhere(); }\n";
+  const std::string compile =
+      "c++ -x c -fPIC -O1 -c " + source.string() + " -o " + objects[0].string() + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(compile.c_str()), 0) << compile;
+  std::string sha256(64, ' ');
+  {
+    FILE* sum = ::popen(("sha256sum " + objects[0].string()).c_str(), "r");
+    ASSERT_NE(sum, nullptr);
+    ASSERT_EQ(std::fread(sha256.data(), 1, sha256.size(), sum), sha256.size());
+    ::pclose(sum);
+  }
+  {
+    std::ifstream in(dir_ / "manifest.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex("\"" + name + "\": \\{[^}]*\\}")));
+    const std::string entry = "\"" + name + "\": {\"sha256\": \"" + sha256 + "\", \"size\": " +
+                              std::to_string(fs::file_size(objects[0])) + "}";
+    text.replace(text.find(m.str(0)), m.str(0).size(), entry);
+    std::ofstream(dir_ / "manifest.json", std::ios::trunc) << text;
+  }
+  ASSERT_EQ(jit::VerifyObjectFile(objects[0].string(), name, true), "");
+  Loaded l = Load(model, Settings());
+  EXPECT_EQ(l.compiled, 1);
+  EXPECT_TRUE(AnyContains(l.warnings, name + ".o")) << "the failed link is reported";
+  EXPECT_TRUE(AnyContains(l.warnings, "compiling the kernel again"));
+  EXPECT_TRUE(AnyContains(l.warnings, "nuphar_test_symbol_nowhere")) << "ORC's reason, as a warning, not on stderr";
+  ExpectSameOutputs(want, l.outputs);
+}
+
 TEST_F(JitCache, GarbageManifestIsRebuilt) {
   const auto model = MakeModel(1);
   const auto want = WantOutputs(model);
