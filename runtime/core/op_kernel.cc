@@ -120,6 +120,10 @@ Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> sh
   return t;
 }
 
+Frame& KernelContext::SubgraphFrame(int which, const GraphPlan& body) {
+  return frame_.SubgraphFrame(node_index_, which, body);
+}
+
 void* KernelContext::Scratch(size_t bytes) {
   Tensor& t = frame_.NodeScratch(node_index_);
   const int64_t n = static_cast<int64_t>(bytes);

@@ -136,6 +136,9 @@ class KernelContext {
 
   /// The executing frame, for control-flow kernels that run subgraphs.
   Frame& frame() { return frame_; }
+  /// The frame for this node's subgraph `which` that the executing frame keeps between runs
+  /// (Frame::SubgraphFrame; graph_plan.h says what the caller binds and unbinds).
+  Frame& SubgraphFrame(int which, const GraphPlan& body);
 
  private:
   Frame& frame_;
