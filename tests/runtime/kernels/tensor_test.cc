@@ -3,10 +3,12 @@
 // checked against plain loops or hand-computed values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 #include <random>
 
+#include "runtime/core/tensor_proto.h"
 #include "runtime/kernels/tensor/tensor_common.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
@@ -21,9 +23,10 @@ using testing::SetAttr;
 
 // Builds a one-node model whose inputs are graph inputs named in0, in1, ... (absent when the
 // tensor is undefined) and runs it; returns the outputs out0..out{n-1}.
+// Inputs listed in `constant_inputs` are initializers instead (known to the kernel at load time).
 Expected<std::vector<Tensor>> RunNode(const std::string& op, int opset, const std::vector<Tensor>& inputs,
                                       const std::function<void(onnx::NodeProto&)>& attrs = nullptr,
-                                      int num_outputs = 1) {
+                                      int num_outputs = 1, const std::vector<size_t>& constant_inputs = {}) {
   onnx::GraphProto g;
   g.set_name("main");
   std::vector<std::string> in_names, out_names;
@@ -34,9 +37,13 @@ Expected<std::vector<Tensor>> RunNode(const std::string& op, int opset, const st
       continue;
     }
     const std::string name = "in" + std::to_string(i);
+    in_names.push_back(name);
+    if (std::find(constant_inputs.begin(), constant_inputs.end(), i) != constant_inputs.end()) {
+      *g.add_initializer() = TensorToProto(inputs[i], name);
+      continue;
+    }
     std::vector<testing::Dim> dims(inputs[i].shape().begin(), inputs[i].shape().end());
     *g.add_input() = MakeValueInfo(name, inputs[i].dtype(), dims);
-    in_names.push_back(name);
     feeds.emplace_back(name, inputs[i]);
   }
   for (int o = 0; o < num_outputs; ++o) {
@@ -249,6 +256,61 @@ TEST(TensorKernelsTest, ScatterNDMultiplySlices) {
                      [](onnx::NodeProto& n) { SetAttr(n, "reduction", std::string("mul")); });
   ASSERT_TRUE(out.ok()) << out.message();
   EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 1, 20, 30}));
+}
+
+// Constant indices that enumerate a box (a cache update `data[1:2, :, 1:3] = u`) take a block
+// copy (tensor_scatter.cc IndexBox); it must give the tuple walk's results, which the same
+// indices fed at run time get, for every reduction, slices of one element and of several, and
+// the walk's error when the box leaves the data. Tuples in another order are no box.
+TEST(TensorKernelsTest, ScatterNDConstantBoxMatchesTheTupleWalk) {
+  auto box_indices = [](std::vector<int64_t> lead, std::vector<int64_t> lo, std::vector<int64_t> len) {
+    std::vector<int64_t> v, at(lo.size(), 0);
+    int64_t tuples = 1;
+    for (int64_t n : len) tuples *= n;
+    for (int64_t t = 0; t < tuples; ++t) {
+      for (size_t c = 0; c < lo.size(); ++c) v.push_back(lo[c] + at[c]);
+      for (size_t c = lo.size(); c-- > 0;) {
+        if (++at[c] < len[c]) break;
+        at[c] = 0;
+      }
+    }
+    lead.push_back(static_cast<int64_t>(lo.size()));
+    return Tensor::FromVector<int64_t>(lead, v);
+  };
+  auto updates = [](std::vector<int64_t> shape) {
+    Tensor t = Iota(std::move(shape));
+    for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = 1000.0f + 3.0f * t.data<float>()[i];
+    return t;
+  };
+  struct Case {
+    Tensor indices, updates;
+  };
+  Tensor reversed = box_indices({6}, {1, 0, 1}, {1, 3, 2});
+  std::reverse(reversed.data<int64_t>(), reversed.data<int64_t>() + 6 * 3);
+  for (int64_t t = 0; t < 6; ++t) std::reverse(reversed.data<int64_t>() + 3 * t, reversed.data<int64_t>() + 3 * t + 3);
+  const std::vector<Case> cases = {
+      {box_indices({3, 2}, {1, 0, 1}, {1, 3, 2}), updates({3, 2, 5})},     // slices of 5
+      {box_indices({1, 2, 3, 5}, {0, 1, 0, 0}, {2, 1, 3, 5}), updates({1, 2, 3, 5})},  // k = rank
+      {box_indices({1}, {1}, {1}), updates({1, 3, 4, 5})},                 // one tuple
+      {reversed, updates({6, 5})},                                         // no box: the walk
+  };
+  for (const char* reduction : {"none", "add", "max"}) {
+    auto attrs = [&](onnx::NodeProto& n) { SetAttr(n, "reduction", std::string(reduction)); };
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::vector<Tensor> inputs = {Iota({2, 3, 4, 5}), cases[i].indices, cases[i].updates};
+      auto fed = RunNode("ScatterND", 18, inputs, attrs);
+      auto constant = RunNode("ScatterND", 18, inputs, attrs, 1, {1});
+      ASSERT_TRUE(fed.ok()) << fed.message();
+      ASSERT_TRUE(constant.ok()) << constant.message();
+      EXPECT_EQ(Values<float>((*constant)[0]), Values<float>((*fed)[0])) << reduction << " case " << i;
+      EXPECT_NE(Values<float>((*constant)[0]), Values<float>(Iota({2, 3, 4, 5}))) << reduction << " case " << i;
+    }
+  }
+  // A box past the end of dim 2 (3 + 2 > 4): the walk's error, not a write past the data.
+  auto outside = RunNode("ScatterND", 16, {Iota({2, 3, 4}), box_indices({2}, {1, 2, 3}, {1, 1, 2}), updates({2})},
+                         nullptr, 1, {1});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.message().find("out of range"), std::string::npos) << outside.message();
 }
 
 // ---- layout / generate ----
