@@ -145,6 +145,37 @@ TEST(TensorKernelsTest, SqueezeAndUnsqueezeTakeAttributesBeforeOpset13) {
   EXPECT_NE(bad.message().find("cannot squeeze"), std::string::npos) << bad.message();
 }
 
+// Axes that are an initializer are read at load; the results and errors are those of fed axes,
+// and shapes above the kernel's inline rank (16) take its heap path.
+TEST(TensorKernelsTest, SqueezeAndUnsqueezeWithConstantAxesMatchFedAxes) {
+  struct Case {
+    const char* op;
+    Tensor x, axes;
+  };
+  const std::vector<Case> cases = {
+      {"Unsqueeze", Iota({3}), I64({-1, 0})},
+      {"Unsqueeze", Iota({2, 3}), I64({1})},
+      {"Squeeze", Iota({1, 3, 1}), I64({2})},
+      {"Unsqueeze", Iota(std::vector<int64_t>(15, 1)), I64({0, 16})},  // output rank 17
+      {"Squeeze", Iota(std::vector<int64_t>(18, 1)), I64({3, -1})},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    auto fed = RunNode(c.op, 13, {c.x, c.axes});
+    auto constant = RunNode(c.op, 13, {c.x, c.axes}, nullptr, 1, {1});
+    ASSERT_TRUE(fed.ok()) << fed.message();
+    ASSERT_TRUE(constant.ok()) << constant.message();
+    EXPECT_EQ((*constant)[0].shape(), (*fed)[0].shape()) << "case " << i;
+    EXPECT_EQ(Values<float>((*constant)[0]), Values<float>(c.x)) << "case " << i;
+  }
+  auto repeated = RunNode("Unsqueeze", 13, {Iota({3}), I64({0, -3})}, nullptr, 1, {1});
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.message().find("repeated"), std::string::npos) << repeated.message();
+  auto not_one = RunNode("Squeeze", 13, {Iota({2, 3}), I64({0})}, nullptr, 1, {1});
+  ASSERT_FALSE(not_one.ok());
+  EXPECT_NE(not_one.message().find("cannot squeeze"), std::string::npos) << not_one.message();
+}
+
 TEST(TensorKernelsTest, ShapeClampsStartAndEnd) {
   auto out = RunNode("Shape", 15, {Iota({2, 3, 4})}, [](onnx::NodeProto& n) {
     SetAttr(n, "start", int64_t{-10});
