@@ -197,6 +197,46 @@ TEST(TensorKernelsTest, SliceNegativeStepClampsToBothEnds) {
   EXPECT_EQ((*empty)[0].shape(), (std::vector<int64_t>{3, 0}));
 }
 
+// Parameters that are initializers are read at load; results and errors are those of fed
+// parameters, also without axes or steps, above the kernel's inline rank (16), and with one
+// parameter fed while the others are constant.
+TEST(TensorKernelsTest, SliceWithConstantParametersMatchesFedParameters) {
+  std::vector<int64_t> deep(17, 1);
+  deep[16] = 5;
+  const std::vector<std::vector<Tensor>> cases = {
+      {Iota({7}), I64({INT64_MAX}), I64({INT64_MIN}), I64({0}), I64({-2})},
+      {Iota({3, 4}), I64({1, -3}), I64({3, 100}), I64({0, 1}), I64({1, 2})},
+      {Iota({3, 4}), I64({1}), I64({-1})},                      // no axes, no steps
+      {Iota({2, 6}), I64({4}), I64({1}), I64({-1}), I64({-1})},  // backwards
+      {Iota(deep), I64({1}), I64({4}), I64({-1})},               // rank 17
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<size_t> all, some;
+    for (size_t k = 1; k < cases[i].size(); ++k) {
+      all.push_back(k);
+      if (k != 2) some.push_back(k);
+    }
+    auto fed = RunNode("Slice", 13, cases[i]);
+    ASSERT_TRUE(fed.ok()) << fed.message();
+    for (const auto& constant_inputs : {all, some}) {
+      auto constant = RunNode("Slice", 13, cases[i], nullptr, 1, constant_inputs);
+      ASSERT_TRUE(constant.ok()) << constant.message();
+      EXPECT_EQ((*constant)[0].shape(), (*fed)[0].shape()) << "case " << i;
+      EXPECT_EQ(Values<float>((*constant)[0]), Values<float>((*fed)[0])) << "case " << i;
+    }
+  }
+  for (size_t constant : {size_t{0}, size_t{1}}) {
+    std::vector<size_t> inputs;
+    if (constant) inputs = {1, 2, 3};
+    auto lengths = RunNode("Slice", 13, {Iota({3, 4}), I64({1, 1}), I64({2}), I64({0, 1})}, nullptr, 1, inputs);
+    ASSERT_FALSE(lengths.ok());
+    EXPECT_NE(lengths.message().find("different lengths"), std::string::npos) << lengths.message();
+    auto repeated = RunNode("Slice", 13, {Iota({3, 4}), I64({0, 0}), I64({1, 1}), I64({1, -1})}, nullptr, 1, inputs);
+    ASSERT_FALSE(repeated.ok());
+    EXPECT_NE(repeated.message().find("repeated"), std::string::npos) << repeated.message();
+  }
+}
+
 TEST(TensorKernelsTest, SliceOpset1UsesAttributes) {
   auto out = RunNode("Slice", 9, {Iota({3, 4})}, [](onnx::NodeProto& n) {
     SetAttr(n, "starts", std::vector<int64_t>{1, -2});
