@@ -4,8 +4,10 @@
 // columns (two panels at once for <= 6). See sgemm_pack.cc for the panel layout.
 #include <immintrin.h>
 
-#include "graph/error.h"
+#include <type_traits>
+#include <utility>
 
+#include "graph/error.h"
 #include "runtime/kernels/conv/sgemm_internal.h"
 #include "runtime/kernels/conv/sgemm_tile.h"
 
@@ -116,51 +118,26 @@ inline void FewColumnsPair(const float* a, int64_t K, const float* const* b, int
     for (int n = 0; n < NC; ++n) c2[i * ldc + n] = out1[n][i];
 }
 
+// Calls f(std::integral_constant<int, cols>) when 1 <= cols <= Max (the column count as a
+// template argument of the few-column kernels); false otherwise.
+template <int Max, class F>
+bool WithColumnCount(int64_t cols, F&& f) {
+  return [&]<int... I>(std::integer_sequence<int, I...>) {
+    return ((cols == I + 1 ? (f(std::integral_constant<int, I + 1>{}), true) : false) || ...);
+  }(std::make_integer_sequence<int, Max>{});
+}
+
 }  // namespace
 
 void SgemmPanelPair(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows2,
                     int64_t cols) {
-  switch (cols) {
-    case 1:
-      return FewColumnsPair<1>(a, K, b, n0, c, ldc, rows2);
-    case 2:
-      return FewColumnsPair<2>(a, K, b, n0, c, ldc, rows2);
-    case 3:
-      return FewColumnsPair<3>(a, K, b, n0, c, ldc, rows2);
-    case 4:
-      return FewColumnsPair<4>(a, K, b, n0, c, ldc, rows2);
-    case 5:
-      return FewColumnsPair<5>(a, K, b, n0, c, ldc, rows2);
-    case 6:
-      return FewColumnsPair<6>(a, K, b, n0, c, ldc, rows2);
-    default:
-      break;
-  }
-  NUPHAR_CHECK(false, "SgemmPanelPair: at most 6 columns");
+  const bool done = WithColumnCount<6>(cols, [&](auto nc) { FewColumnsPair<decltype(nc)::value>(a, K, b, n0, c, ldc, rows2); });
+  NUPHAR_CHECK(done, "SgemmPanelPair: 1 to 6 columns");
 }
 
 void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
-  switch (cols) {
-    case 1:
-      return FewColumns<1>(a, K, b, n0, c, ldc, rows);
-    case 2:
-      return FewColumns<2>(a, K, b, n0, c, ldc, rows);
-    case 3:
-      return FewColumns<3>(a, K, b, n0, c, ldc, rows);
-    case 4:
-      return FewColumns<4>(a, K, b, n0, c, ldc, rows);
-    case 5:
-      return FewColumns<5>(a, K, b, n0, c, ldc, rows);
-    case 6:
-      return FewColumns<6>(a, K, b, n0, c, ldc, rows);
-    case 7:
-      return FewColumns<7>(a, K, b, n0, c, ldc, rows);
-    case 8:
-      return FewColumns<8>(a, K, b, n0, c, ldc, rows);
-    default:
-      break;
-  }
+  if (WithColumnCount<8>(cols, [&](auto nc) { FewColumns<decltype(nc)::value>(a, K, b, n0, c, ldc, rows); })) return;
   conv::SgemmColumns<Zmm, kMr>(a, K, b, n0, c, ldc, rows, cols);
 }
 

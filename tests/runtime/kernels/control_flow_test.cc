@@ -265,6 +265,22 @@ TEST(Loop, ZeroIterationsGiveInitialValuesAndEmptyScanOutputs) {
 // ---------------------------------------------------------------------------------------------
 // If.
 
+// A session of one If node on input "c" with output "out"; the branches read the float graph
+// inputs `inputs` (name, length) from the outer graph.
+std::unique_ptr<Session> IfSession(const onnx::GraphProto& then_g, const onnx::GraphProto& else_g,
+                                   const std::vector<std::pair<std::string, int64_t>>& inputs) {
+  onnx::GraphProto g;
+  *g.add_input() = MakeValueInfo("c", DType::kBool, {});
+  for (const auto& [name, length] : inputs) *g.add_input() = MakeValueInfo(name, DType::kFloat, {length});
+  g.add_output()->set_name("out");
+  auto& n = AddNode(g, "If", {"c"}, {"out"});
+  SetAttr(n, "then_branch", then_g);
+  SetAttr(n, "else_branch", else_g);
+  auto session = Session::CreateFromModel(MakeModel(g, 13));
+  EXPECT_TRUE(session) << session.status().message();
+  return session ? std::move(*session) : nullptr;
+}
+
 TEST(If, BranchesWithDifferentShapesAndOuterValues) {
   onnx::GraphProto then_g, else_g;
   then_g.set_name("then");
@@ -273,20 +289,12 @@ TEST(If, BranchesWithDifferentShapesAndOuterValues) {
   else_g.add_output()->set_name("e_out");
   AddNode(then_g, "Add", {"x", "x"}, {"t_out"});  // x from the outer graph
   AddNode(else_g, "Identity", {"y"}, {"e_out"});
-  onnx::GraphProto g;
-  *g.add_input() = MakeValueInfo("c", DType::kBool, {});
-  *g.add_input() = MakeValueInfo("x", DType::kFloat, {2});
-  *g.add_input() = MakeValueInfo("y", DType::kFloat, {3});
-  g.add_output()->set_name("out");
-  auto& n = AddNode(g, "If", {"c"}, {"out"});
-  SetAttr(n, "then_branch", then_g);
-  SetAttr(n, "else_branch", else_g);
-  auto session = Session::CreateFromModel(MakeModel(g, 13));
-  ASSERT_TRUE(session) << session.status().message();
+  auto session = IfSession(then_g, else_g, {{"x", 2}, {"y", 3}});
+  ASSERT_TRUE(session);
   for (bool c : {true, false}) {
-    auto out = (*session)->Run({{"c", Tensor::Scalar<bool>(c)},
-                                {"x", Tensor::FromVector<float>({2}, {1, 2})},
-                                {"y", Tensor::FromVector<float>({3}, {7, 8, 9})}});
+    auto out = session->Run({{"c", Tensor::Scalar<bool>(c)},
+                             {"x", Tensor::FromVector<float>({2}, {1, 2})},
+                             {"y", Tensor::FromVector<float>({3}, {7, 8, 9})}});
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_EQ(Floats((*out)[0]), (c ? std::vector<float>{2, 4} : std::vector<float>{7, 8, 9}));
   }
@@ -310,21 +318,14 @@ TEST(If, KeptBranchFramesReadNewOuterValuesAndDoNotAllocate) {
   }
   then_g.add_output()->set_name(t);
   else_g.add_output()->set_name(e);
-  onnx::GraphProto g;
-  *g.add_input() = MakeValueInfo("c", DType::kBool, {});
-  *g.add_input() = MakeValueInfo("x", DType::kFloat, {3});
-  g.add_output()->set_name("out");
-  auto& n = AddNode(g, "If", {"c"}, {"out"});
-  SetAttr(n, "then_branch", then_g);
-  SetAttr(n, "else_branch", else_g);
-  auto session = Session::CreateFromModel(MakeModel(g, 13));
-  ASSERT_TRUE(session) << session.status().message();
+  auto session = IfSession(then_g, else_g, {{"x", 3}});
+  ASSERT_TRUE(session);
   for (int run = 0; run < 4; ++run) {
     const bool c = run % 2 == 0;
     const float x = static_cast<float>(run + 1);
     const NamedTensors feeds = {{"c", Tensor::Scalar<bool>(c)}, {"x", Tensor::FromVector<float>({3}, {x, x, x})}};
     const uint64_t before = Buffer::AllocationCount();
-    auto out = (*session)->Run(feeds);
+    auto out = session->Run(feeds);
     const uint64_t allocations = Buffer::AllocationCount() - before;
     ASSERT_TRUE(out) << out.status().message();
     const float expected = c ? (kChain + 1) * x : (1 - kChain) * x;
