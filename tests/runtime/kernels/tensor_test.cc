@@ -386,6 +386,48 @@ TEST(TensorKernelsTest, ScatterNDConstantBoxMatchesTheTupleWalk) {
 
 // ---- layout / generate ----
 
+// Transpose against an index-by-index loop: explicit and default (reversing) perms, identity,
+// and ranks above the kernel's inline 16 dims.
+TEST(TensorKernelsTest, TransposeMatchesNaiveIndexLoop) {
+  auto naive = [](const Tensor& x, const std::vector<int64_t>& perm) {
+    const size_t r = perm.size();
+    std::vector<int64_t> in_strides(r, 1), out_shape(r);
+    for (size_t k = r; k-- > 1;) in_strides[k - 1] = in_strides[k] * x.dim(static_cast<int64_t>(k));
+    for (size_t k = 0; k < r; ++k) out_shape[k] = x.dim(perm[k]);
+    std::vector<float> out;
+    std::vector<int64_t> at(r, 0);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      int64_t src = 0;
+      for (size_t k = 0; k < r; ++k) src += at[k] * in_strides[static_cast<size_t>(perm[k])];
+      out.push_back(x.data<float>()[src]);
+      for (size_t k = r; k-- > 0;) {
+        if (++at[k] < out_shape[k]) break;
+        at[k] = 0;
+      }
+    }
+    return out;
+  };
+  std::vector<int64_t> deep(17, 1), deep_perm(17);
+  deep[2] = 2, deep[9] = 3, deep[16] = 4;
+  std::iota(deep_perm.begin(), deep_perm.end(), 0);
+  std::swap(deep_perm[2], deep_perm[16]);
+  std::swap(deep_perm[0], deep_perm[9]);
+  struct Case {
+    std::vector<int64_t> shape, perm;  // empty perm: the default
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {1, 2, 0}}, {{2, 3, 4}, {}}, {{2, 3}, {0, 1}}, {deep, deep_perm}, {deep, {}}}) {
+    const Tensor x = Iota(c.shape);
+    auto out = RunNode("Transpose", 13, {x}, [&](onnx::NodeProto& n) {
+      if (!c.perm.empty()) SetAttr(n, "perm", c.perm);
+    });
+    ASSERT_TRUE(out.ok()) << out.message();
+    std::vector<int64_t> perm = c.perm;
+    if (perm.empty())
+      for (int64_t k = static_cast<int64_t>(c.shape.size()); k-- > 0;) perm.push_back(k);
+    EXPECT_EQ(Values<float>((*out)[0]), naive(x, perm)) << ShapeToString(c.shape);
+  }
+}
+
 TEST(TensorKernelsTest, ExpandBroadcastsBothWays) {
   auto out = RunNode("Expand", 13, {Iota({3, 1}), I64({2, 1, 2})});
   ASSERT_TRUE(out.ok()) << out.message();
