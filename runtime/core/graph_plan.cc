@@ -6,6 +6,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "graph/graph_view.h"
@@ -470,6 +471,22 @@ Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan), profile_
   for (int r : plan.outer_refs_) outer_.push_back(parent ? parent->Get(r) : nullptr);
   node_scratch_.resize(plan.nodes_.size());
   node_unnamed_.resize(plan.nodes_.size());
+  // Sized here, not on first use: the two nodes of a pair ask for theirs from two threads.
+  subgraph_frames_.resize((plan.nodes_.size() + 1) * kSubgraphsPerNode);
+}
+
+Frame& Frame::SubgraphFrame(int node_index, int which, const GraphPlan& body) {
+  NUPHAR_CHECK(which >= 0 && which < kSubgraphsPerNode, "SubgraphFrame: a node has at most two subgraphs");
+  const size_t slot = static_cast<size_t>(std::max(node_index, -1) + 1) * kSubgraphsPerNode + static_cast<size_t>(which);
+  NUPHAR_CHECK(slot < subgraph_frames_.size(), "SubgraphFrame: node index out of range");
+  std::unique_ptr<Frame>& frame = subgraph_frames_[slot];
+  if (!frame || &frame->plan_ != &body) frame = std::make_unique<Frame>(body, this);
+  frame->profile_ = profile_;  // profiling is switched per Run
+  return *frame;
+}
+
+void Frame::ClearInputs() {
+  for (size_t i = 0; i < plan_.input_names().size(); ++i) SetInput(i, Tensor());
 }
 
 void Frame::SyncWithPlan() {

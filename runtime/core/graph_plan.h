@@ -200,6 +200,18 @@ class Frame {
     return index < 0 ? frame_scratch_ : node_scratch_[static_cast<size_t>(index)];
   }
 
+  /// The frame that runs subgraph `which` (If: 0 then, 1 else; Scan and Loop: 0) of node
+  /// `node_index` of this frame: made on first use, then kept and reused by every later
+  /// execution of the node in this frame. A session pools its frames, so a body's value buffers
+  /// are allocated by the first Run of a pooled frame, not by every Run. A frame made for
+  /// another plan (node index -1, shared by load-time folding) is replaced. The caller binds the
+  /// body's inputs and unbinds them when done (ClearInputs), so that the kept frame does not hold
+  /// buffers of the enclosing graph, whose producers would otherwise find them shared and
+  /// allocate new ones.
+  Frame& SubgraphFrame(int node_index, int which, const GraphPlan& body);
+  /// Unbinds every graph input (SetInput with an empty tensor).
+  void ClearInputs();
+
   /// Runs every node in order (a node marked run_with_next together with the next one, on the
   /// session's pool). Errors name the node and graph.
   Status Execute();
@@ -221,6 +233,9 @@ class Frame {
   Tensor frame_scratch_;
   std::vector<Tensor> node_scratch_;  ///< one per plan node
   std::vector<Tensor> node_unnamed_;  ///< one per plan node
+  /// SubgraphFrame's frames: kSubgraphsPerNode for node index -1, then as many per plan node.
+  static constexpr int kSubgraphsPerNode = 2;
+  std::vector<std::unique_ptr<Frame>> subgraph_frames_;
 };
 
 }  // namespace nuphar

@@ -120,6 +120,10 @@ Tensor* KernelContext::Output(size_t i, DType dtype, std::span<const int64_t> sh
   return t;
 }
 
+Frame& KernelContext::SubgraphFrame(int which, const GraphPlan& body) {
+  return frame_.SubgraphFrame(node_index_, which, body);
+}
+
 void* KernelContext::Scratch(size_t bytes) {
   Tensor& t = frame_.NodeScratch(node_index_);
   const int64_t n = static_cast<int64_t>(bytes);
@@ -127,12 +131,30 @@ void* KernelContext::Scratch(size_t bytes) {
   return t.raw();
 }
 
+namespace {
+
+// SetOutputAlias copies a value below this size into the output's own (reused) buffer instead of
+// sharing it: sharing would make the producer of the value find its buffer shared on the next
+// step of a loop and allocate a new one, every step. Copying a few KB costs less than that
+// allocation.
+constexpr size_t kAliasMinBytes = 256 * 1024;
+
+}  // namespace
+
+void KernelContext::SetOutputReshaped(size_t i, const Tensor& value, std::span<const int64_t> shape) {
+  if (!output_needed(i)) return;
+  if (value.bytes() >= kAliasMinBytes || !value.defined())
+    return SetOutputAlias(i, value.Reshaped(std::vector<int64_t>(shape.begin(), shape.end())));
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  NUPHAR_CHECK(count == value.size(), "SetOutputReshaped: element count changes");
+  Tensor& out = frame_.Local(outputs_[i]);
+  out.Resize(value.dtype(), shape);
+  if (value.bytes() > 0) std::memcpy(out.raw(), value.raw(), value.bytes());
+}
+
 void KernelContext::SetOutputAlias(size_t i, const Tensor& value) {
   if (!output_needed(i)) return;
-  // A small tensor is copied into the output's own (reused) buffer instead: sharing would make
-  // the producer of `value` find its buffer shared on the next step of a loop and allocate a
-  // new one, every step. Copying a few KB costs less than that allocation.
-  constexpr size_t kAliasMinBytes = 256 * 1024;
   Tensor& out = frame_.Local(outputs_[i]);
   if (value.bytes() >= kAliasMinBytes || !value.defined()) {
     out = value;

@@ -128,6 +128,9 @@ class KernelContext {
   /// Sets output i to `value` (Identity-like ops): shares the buffer of a large tensor, copies a
   /// small one into the output's reused buffer (op_kernel.cc says why).
   void SetOutputAlias(size_t i, const Tensor& value);
+  /// SetOutputAlias of `value` viewed with `shape` (the same element count: Reshape, Squeeze,
+  /// Flatten), without building the reshaped tensor first when the value is copied.
+  void SetOutputReshaped(size_t i, const Tensor& value, std::span<const int64_t> shape);
 
   /// 64-byte-aligned scratch memory of at least `bytes`, owned by the frame for this node and
   /// reused by later executions (so a kernel's working buffer costs no allocation per step).
@@ -136,6 +139,9 @@ class KernelContext {
 
   /// The executing frame, for control-flow kernels that run subgraphs.
   Frame& frame() { return frame_; }
+  /// The frame for this node's subgraph `which` that the executing frame keeps between runs
+  /// (Frame::SubgraphFrame; graph_plan.h says what the caller binds and unbinds).
+  Frame& SubgraphFrame(int which, const GraphPlan& body);
 
  private:
   Frame& frame_;

@@ -66,6 +66,7 @@ class JitScanKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     if (!code_->entry) return fallback_->Compute(ctx);
     Status s = RunLoop(ctx);
+    ctx.SubgraphFrame(0, *body_).ClearInputs();  // step 0's frame is kept: it must not hold our inputs
     if (!s.ok()) return s.diag().reason == kFallback ? fallback_->Compute(ctx) : s;
     return compare_ ? Compare(ctx) : Status::OK();
   }
@@ -214,8 +215,9 @@ class JitScanKernel final : public OpKernel {
     }
     if (seq < 2) return fallback();
 
-    // Step 0 on the reference executor: every body value gets its buffer and its shape.
-    Frame frame(*body_, &ctx.frame());
+    // Step 0 on the reference executor: every body value gets its buffer and its shape, in the
+    // body frame that the executing frame keeps between runs (its buffers are reused).
+    Frame& frame = ctx.SubgraphFrame(0, *body_);
     std::vector<Tensor> step0_inputs(static_cast<size_t>(M));
     for (int k = 0; k < N; ++k) frame.SetInput(static_cast<size_t>(k), *ctx.input(static_cast<size_t>(k)));
     for (int j = 0; j < M; ++j) {

@@ -74,7 +74,7 @@ TEST(SteadyStateTest, ScanStepsDoNotAllocate) {
   const uint64_t long_run = SteadyStateAllocations(**session, 64);
   // The body holds dozens of nodes per step; 60 more steps x 4 Scans would add hundreds of
   // buffers if any node allocated per step. What remains is per Run: each Scan invocation's
-  // body frame (about 20 values) and the outputs handed to the caller.
+  // step-input buffers and the outputs handed to the caller (body frames are kept between Runs).
   EXPECT_EQ(short_run, long_run);
   EXPECT_LT(long_run, 128u);
 }

@@ -77,6 +77,16 @@ void CarriedValues::Advance(Frame& body, std::span<const Tensor* const> rewritte
   }
 }
 
+void CarriedValues::Unbind(Frame& body, std::span<const Tensor* const> initial) const {
+  const GraphPlan& plan = body.plan();
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    Tensor& out = body.Local(plan.output_ref(static_cast<size_t>(outputs_[k])));
+    for (const Tensor* v : initial)
+      if (v && swap_[k] && out.SharesBufferWith(*v)) out = Tensor();
+  }
+  body.ClearInputs();
+}
+
 const Tensor& CarriedValues::Current(Frame& body, size_t k) const {
   return body.Local(body.plan().input_slot(static_cast<size_t>(inputs_[k])));
 }

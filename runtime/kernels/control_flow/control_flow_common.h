@@ -53,6 +53,10 @@ class CarriedValues {
   /// After an iteration: makes each output the next input. A value that shares a buffer with
   /// one of `rewritten` (tensors the caller overwrites in place every step) is cloned.
   void Advance(Frame& body, std::span<const Tensor* const> rewritten) const;
+  /// After the last iteration, for a body frame that is kept (Frame::SubgraphFrame): unbinds
+  /// every body input, and the `initial` values that the swaps left in output slots, so that the
+  /// kept frame holds no buffer of the enclosing graph's.
+  void Unbind(Frame& body, std::span<const Tensor* const> initial) const;
   /// The current value k (what the next iteration would read).
   const Tensor& Current(Frame& body, size_t k) const;
 

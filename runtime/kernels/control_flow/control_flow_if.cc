@@ -1,6 +1,7 @@
-// If: runs then_branch or else_branch (compiled at load time) and aliases the branch's outputs
-// as the node's outputs (no copy). Branches may produce different shapes. Refused:
-// sequence/optional-typed branch outputs (opset 13/16 forms).
+// If: runs then_branch or else_branch (compiled at load time, each in a frame that the executing
+// frame keeps between runs) and aliases the branch's outputs as the node's outputs (no copy).
+// Branches may produce different shapes. Refused: sequence/optional-typed branch outputs (opset
+// 13/16 forms).
 #include <onnx/onnx_pb.h>
 
 #include "runtime/core/graph_plan.h"
@@ -28,7 +29,7 @@ class IfKernel final : public OpKernel {
       take_then = (*v)[0] != 0;
     }
     const GraphPlan& plan = take_then ? *then_ : *else_;
-    Frame branch(plan, &ctx.frame());
+    Frame& branch = ctx.SubgraphFrame(take_then ? 0 : 1, plan);  // a branch has no inputs to bind
     NUPHAR_RETURN_IF_ERROR(branch.Execute());
     for (size_t i = 0; i < ctx.num_outputs(); ++i) {
       const Tensor* v = branch.Get(plan.output_ref(i));

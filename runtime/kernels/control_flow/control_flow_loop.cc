@@ -2,8 +2,9 @@
 // values between iterations; each scan output is the stack of its per-iteration values.
 //   body inputs  (iteration_num: int64 scalar, cond_in: bool, carried...)
 //   body outputs (cond_out, carried..., scan outputs...)
-// One body Frame per invocation is reused by every iteration; carried values ping-pong
-// (control_flow_common.h). Refused: sequence/optional-typed values (opset 13/16 forms).
+// One body Frame, kept by the executing frame between invocations (Frame::SubgraphFrame), is
+// reused by every iteration; carried values ping-pong (control_flow_common.h). Refused:
+// sequence/optional-typed values (opset 13/16 forms).
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -43,6 +44,15 @@ class LoopKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
+    Status s = RunLoop(ctx);
+    std::vector<const Tensor*> initial;
+    for (int k = 0; k < num_carried_; ++k) initial.push_back(ctx.input(static_cast<size_t>(2 + k)));
+    carried_.Unbind(ctx.SubgraphFrame(0, *body_), initial);
+    return s;
+  }
+
+ private:
+  Status RunLoop(KernelContext& ctx) const {
     const int N = num_carried_;
     const int K = static_cast<int>(body_->output_names().size()) - 1 - N;
     int64_t max_trips = -1;  // -1: no limit
@@ -60,7 +70,7 @@ class LoopKernel final : public OpKernel {
       NUPHAR_ASSIGN_OR_RETURN(keep_going, ReadCondition(*cond_input, "cond"));
     }
 
-    Frame body(*body_, &ctx.frame());
+    Frame& body = ctx.SubgraphFrame(0, *body_);
     Tensor iteration(DType::kInt64, {}), cond(DType::kBool, {});
     body.SetInput(0, iteration);
     body.SetInput(1, cond);
@@ -122,7 +132,6 @@ class LoopKernel final : public OpKernel {
     return Status::OK();
   }
 
- private:
   std::shared_ptr<const GraphPlan> body_;
   int num_carried_;
   std::vector<DeclaredValue> declared_;

@@ -2,9 +2,10 @@
 //   opset 8:  inputs (sequence_lens?, states..., scan inputs...), every value has a batch dim 0;
 //             each batch row runs its own sequence_lens[b] steps; scan outputs are zero beyond.
 //   opset 9+: no batch dim; scan_input_axes/directions and scan_output_axes/directions.
-// One body Frame per invocation is reused by every step: per-step slices are copied into input
-// buffers allocated once, states ping-pong (control_flow_common.h), scan outputs are written
-// straight into the node's outputs.
+// One body Frame, kept by the executing frame between invocations (Frame::SubgraphFrame), is
+// reused by every step: per-step slices are copied into input buffers allocated once per call,
+// states ping-pong (control_flow_common.h), scan outputs are written straight into the node's
+// outputs.
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -42,7 +43,11 @@ class ScanKernel final : public OpKernel {
   }
 
   Status Compute(KernelContext& ctx) const override {
-    return opset_ >= 9 ? ComputeUnbatched(ctx) : ComputeBatched(ctx);
+    Status s = opset_ >= 9 ? ComputeUnbatched(ctx) : ComputeBatched(ctx);
+    std::vector<const Tensor*> initial;
+    for (int k = 0; k < num_states_; ++k) initial.push_back(ctx.input(static_cast<size_t>((opset_ >= 9 ? 0 : 1) + k)));
+    carried_.Unbind(ctx.SubgraphFrame(0, *body_), initial);
+    return s;
   }
 
  private:
@@ -78,7 +83,7 @@ class ScanKernel final : public OpKernel {
     int64_t seq = -1;
     std::vector<AxisSlices> in_slices(static_cast<size_t>(M));
     std::vector<Tensor> step_inputs(static_cast<size_t>(M));
-    Frame body(*body_, &ctx.frame());
+    Frame& body = ctx.SubgraphFrame(0, *body_);
     for (int j = 0; j < M; ++j) {
       const Tensor* x = ctx.input(static_cast<size_t>(N + j));
       if (!x) return Diag::Msg("Scan input " + std::to_string(j) + " is missing");
@@ -157,7 +162,7 @@ class ScanKernel final : public OpKernel {
       }
     }
 
-    Frame body(*body_, &ctx.frame());
+    Frame& body = ctx.SubgraphFrame(0, *body_);
     // Per-row copies of the states and the per-step input buffers, allocated once per call.
     std::vector<Tensor> row_states(static_cast<size_t>(N)), step_inputs(static_cast<size_t>(M));
     std::vector<AxisSlices> in_slices(static_cast<size_t>(M));

@@ -96,6 +96,12 @@ struct ConvKernels {
                      int64_t pl, int64_t pb, int64_t pr, float* y, int64_t OH, int64_t OW, bool is_max,
                      bool count_include_pad);
   const char* name;
+  /// Optional (null where the tier has none): gemm_panel for two consecutive packed panels at
+  /// once, A then A + K x gemm_mr, writing C rows [0, gemm_mr) and [gemm_mr, gemm_mr + rows2),
+  /// for cols <= gemm_pair_max_cols. Same results as two gemm_panel calls, bit for bit.
+  void (*gemm_panel_pair)(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc,
+                          int64_t rows2, int64_t cols);
+  int64_t gemm_pair_max_cols;
 };
 
 struct WindowGeometry;

@@ -4,6 +4,8 @@
 #define NUPHAR_CONV_NAME "conv_avx512"
 #define NUPHAR_CONV_WIDTH 16
 #define NUPHAR_CONV_GEMM_MR 12
+#define NUPHAR_CONV_PANEL_PAIR SgemmPanelPair
+#define NUPHAR_CONV_PANEL_PAIR_MAX_COLS 6
 #include "runtime/kernels/conv/direct_impl.inc"
 
 namespace nuphar {

@@ -30,16 +30,32 @@ void PackedConvGemm(const ConvKernels& k, const float* packed, int64_t M, int64_
     if (rows_done)
       for (int64_t i = 0; i < rows; ++i) rows_done(cp + i * ldc, cols, m0 + i);
   };
+  // Pieces [begin, end); two panels of one column block at once where the tier has a pair kernel
+  // for this many columns (ConvKernels::gemm_panel_pair: few columns share their broadcasts).
+  auto pieces_in = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n0 = t / panels * nc, m0 = t % panels * mr;
+      const int64_t cols = std::min(nc, N - n0);
+      if (k.gemm_panel_pair == nullptr || cols > k.gemm_pair_max_cols || t + 1 >= end || t % panels + 1 >= panels) {
+        piece(t);
+        continue;
+      }
+      const int64_t rows2 = std::min<int64_t>(mr, M - m0 - mr);
+      float* cp = c + m0 * ldc + n0;
+      k.gemm_panel_pair(packed + m0 * K, K, brows, n0, cp, ldc, rows2, cols);
+      if (rows_done)
+        for (int64_t i = 0; i < mr + rows2; ++i) rows_done(cp + i * ldc, cols, m0 + i);
+      ++t;
+    }
+  };
   const int threads = pool && min_work > 0 ? pool->num_threads() : 1;
   const int64_t pieces = blocks * panels;
   if (threads <= 1 || pieces <= 1 || M * N * K / threads < min_work) {
-    for (int64_t t = 0; t < pieces; ++t) piece(t);
+    pieces_in(0, pieces);
     return;
   }
   const int tasks = static_cast<int>(std::min<int64_t>(pieces, threads));
-  pool->ParallelFor(tasks, [&](int task) {
-    for (int64_t t = pieces * task / tasks; t < pieces * (task + 1) / tasks; ++t) piece(t);
-  });
+  pool->ParallelFor(tasks, [&](int task) { pieces_in(pieces * task / tasks, pieces * (task + 1) / tasks); });
 }
 
 namespace {

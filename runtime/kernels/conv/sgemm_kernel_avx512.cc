@@ -1,9 +1,13 @@
 // Conv GEMM micro-kernel, AVX-512 (this file alone gets the avx512 flags, R10): C[rows, cols] =
 // A_panel x B for one packed panel of kMr = 12 output channels, 32 columns per tile (24 zmm
 // accumulators), a masked tile for the last < 16 columns, and rows across the lanes for <= 8
-// columns. See sgemm_pack.cc for the panel layout.
+// columns (two panels at once for <= 6). See sgemm_pack.cc for the panel layout.
 #include <immintrin.h>
 
+#include <type_traits>
+#include <utility>
+
+#include "graph/error.h"
 #include "runtime/kernels/conv/sgemm_internal.h"
 #include "runtime/kernels/conv/sgemm_tile.h"
 
@@ -63,30 +67,77 @@ inline void FewColumns(const float* a, int64_t K, const float* const* b, int64_t
     for (int n = 0; n < NC; ++n) c[i * ldc + n] = out[n][i];
 }
 
+// Two consecutive panels (24 output channels) per pass, for up to 6 columns: each broadcast of
+// B feeds both panels, so a k costs two weight loads and NC broadcasts for 2 NC FMAs, where
+// FewColumns spends one load and NC broadcasts on NC FMAs (its loads, not its FMAs, bound it;
+// Silero's encoder convs have 1 to 4 columns). Each output accumulates exactly as in FewColumns
+// (even and odd k apart, the odd last k into the even set, summed at the end): the same bits.
+template <int NC>
+inline void FewColumnsPair(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc,
+                           int64_t rows2) {
+  const __mmask16 lanes = static_cast<__mmask16>((1u << kMr) - 1);
+  const float* a2 = a + K * kMr;
+  __m512 p0e[NC], p0o[NC], p1e[NC], p1o[NC];
+#pragma GCC unroll 8
+  for (int n = 0; n < NC; ++n) p0e[n] = p0o[n] = p1e[n] = p1o[n] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 2 <= K; k += 2) {
+    const __m512 w0 = _mm512_maskz_loadu_ps(lanes, a + k * kMr), w1 = _mm512_maskz_loadu_ps(lanes, a + (k + 1) * kMr);
+    const __m512 v0 = _mm512_maskz_loadu_ps(lanes, a2 + k * kMr), v1 = _mm512_maskz_loadu_ps(lanes, a2 + (k + 1) * kMr);
+    const float* b0 = b[k] + n0;
+    const float* b1 = b[k + 1] + n0;
+#pragma GCC unroll 8
+    for (int n = 0; n < NC; ++n) {
+      const __m512 x0 = _mm512_set1_ps(b0[n]), x1 = _mm512_set1_ps(b1[n]);
+      p0e[n] = _mm512_fmadd_ps(w0, x0, p0e[n]);
+      p0o[n] = _mm512_fmadd_ps(w1, x1, p0o[n]);
+      p1e[n] = _mm512_fmadd_ps(v0, x0, p1e[n]);
+      p1o[n] = _mm512_fmadd_ps(v1, x1, p1o[n]);
+    }
+  }
+  if (k < K) {
+    const __m512 w0 = _mm512_maskz_loadu_ps(lanes, a + k * kMr), v0 = _mm512_maskz_loadu_ps(lanes, a2 + k * kMr);
+    const float* b0 = b[k] + n0;
+#pragma GCC unroll 8
+    for (int n = 0; n < NC; ++n) {
+      const __m512 x0 = _mm512_set1_ps(b0[n]);
+      p0e[n] = _mm512_fmadd_ps(w0, x0, p0e[n]);
+      p1e[n] = _mm512_fmadd_ps(v0, x0, p1e[n]);
+    }
+  }
+  alignas(64) float out0[NC][16], out1[NC][16];
+#pragma GCC unroll 8
+  for (int n = 0; n < NC; ++n) {
+    _mm512_store_ps(out0[n], _mm512_add_ps(p0e[n], p0o[n]));
+    _mm512_store_ps(out1[n], _mm512_add_ps(p1e[n], p1o[n]));
+  }
+  for (int64_t i = 0; i < kMr; ++i)
+    for (int n = 0; n < NC; ++n) c[i * ldc + n] = out0[n][i];
+  float* c2 = c + kMr * ldc;
+  for (int64_t i = 0; i < rows2; ++i)
+    for (int n = 0; n < NC; ++n) c2[i * ldc + n] = out1[n][i];
+}
+
+// Calls f(std::integral_constant<int, cols>) when 1 <= cols <= Max (the column count as a
+// template argument of the few-column kernels); false otherwise.
+template <int Max, class F>
+bool WithColumnCount(int64_t cols, F&& f) {
+  return [&]<int... I>(std::integer_sequence<int, I...>) {
+    return ((cols == I + 1 ? (f(std::integral_constant<int, I + 1>{}), true) : false) || ...);
+  }(std::make_integer_sequence<int, Max>{});
+}
+
 }  // namespace
+
+void SgemmPanelPair(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows2,
+                    int64_t cols) {
+  const bool done = WithColumnCount<6>(cols, [&](auto nc) { FewColumnsPair<decltype(nc)::value>(a, K, b, n0, c, ldc, rows2); });
+  NUPHAR_CHECK(done, "SgemmPanelPair: 1 to 6 columns");
+}
 
 void SgemmPanel(const float* a, int64_t K, const float* const* b, int64_t n0, float* c, int64_t ldc, int64_t rows,
                 int64_t cols) {
-  switch (cols) {
-    case 1:
-      return FewColumns<1>(a, K, b, n0, c, ldc, rows);
-    case 2:
-      return FewColumns<2>(a, K, b, n0, c, ldc, rows);
-    case 3:
-      return FewColumns<3>(a, K, b, n0, c, ldc, rows);
-    case 4:
-      return FewColumns<4>(a, K, b, n0, c, ldc, rows);
-    case 5:
-      return FewColumns<5>(a, K, b, n0, c, ldc, rows);
-    case 6:
-      return FewColumns<6>(a, K, b, n0, c, ldc, rows);
-    case 7:
-      return FewColumns<7>(a, K, b, n0, c, ldc, rows);
-    case 8:
-      return FewColumns<8>(a, K, b, n0, c, ldc, rows);
-    default:
-      break;
-  }
+  if (WithColumnCount<8>(cols, [&](auto nc) { FewColumns<decltype(nc)::value>(a, K, b, n0, c, ldc, rows); })) return;
   conv::SgemmColumns<Zmm, kMr>(a, K, b, n0, c, ldc, rows, cols);
 }
 

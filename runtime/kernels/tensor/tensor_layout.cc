@@ -8,16 +8,38 @@
 namespace nuphar::tensor_kernels {
 namespace {
 
+// Small arrays of int64 on the stack up to rank 16, on the heap beyond: the layout ops of
+// speech models (Silero v3.1 runs 43 Transposes per frame) then allocate nothing per call.
+class DimsBuffer {
+ public:
+  explicit DimsBuffer(size_t n) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  int64_t* data() { return n_ > kInline ? heap_.data() : inline_; }
+  std::span<const int64_t> span() { return {data(), n_}; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t n_;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+};
+
 // dst (contiguous, shape in_shape permuted by perm) = transpose of src (contiguous in_shape).
 void TransposeInto(void* dst, const void* src, std::span<const int64_t> in_shape, std::span<const int64_t> perm,
                    size_t elem_size) {
-  const std::vector<int64_t> in_strides = ContiguousStrides(in_shape);
-  std::vector<int64_t> out_shape(perm.size()), strides(perm.size());
-  for (size_t k = 0; k < perm.size(); ++k) {
-    out_shape[k] = in_shape[static_cast<size_t>(perm[k])];
-    strides[k] = in_strides[static_cast<size_t>(perm[k])];
+  const size_t rank = perm.size();
+  DimsBuffer in_strides(rank), out_shape(rank), strides(rank);
+  int64_t stride = 1;
+  for (size_t k = rank; k-- > 0;) {
+    in_strides.data()[k] = stride;
+    stride *= in_shape[k];
   }
-  StridedCopy(dst, src, out_shape, strides, elem_size);
+  for (size_t k = 0; k < rank; ++k) {
+    out_shape.data()[k] = in_shape[static_cast<size_t>(perm[k])];
+    strides.data()[k] = in_strides.data()[static_cast<size_t>(perm[k])];
+  }
+  StridedCopy(dst, src, out_shape.span(), strides.span(), elem_size);
 }
 
 class TransposeKernel final : public OpKernel {
@@ -26,26 +48,28 @@ class TransposeKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
     if (!x) return Diag::Msg("input is missing");
-    std::vector<int64_t> perm = perm_;
-    if (perm.empty()) {
-      perm.resize(static_cast<size_t>(x->rank()));
-      for (int64_t k = 0; k < x->rank(); ++k) perm[static_cast<size_t>(k)] = x->rank() - 1 - k;
+    const size_t rank = static_cast<size_t>(x->rank());
+    DimsBuffer reversed(perm_.empty() ? rank : 0);
+    std::span<const int64_t> perm(perm_);
+    if (perm_.empty()) {
+      for (size_t k = 0; k < rank; ++k) reversed.data()[k] = static_cast<int64_t>(rank - 1 - k);
+      perm = reversed.span();
     }
-    if (static_cast<int64_t>(perm.size()) != x->rank())
+    if (perm.size() != rank)
       return Diag::Msg("perm has " + std::to_string(perm.size()) + " entries but the input has rank " +
                        std::to_string(x->rank()));
     // perm is a permutation of 0..rank-1 (checked at load time; the default reverses).
-    std::vector<int64_t> out_shape;
+    DimsBuffer out_shape(rank);
     bool identity = true;
-    for (size_t k = 0; k < perm.size(); ++k) {
+    for (size_t k = 0; k < rank; ++k) {
       identity = identity && perm[k] == static_cast<int64_t>(k);
-      out_shape.push_back(x->dim(perm[k]));
+      out_shape.data()[k] = x->dim(perm[k]);
     }
     if (identity) {
       ctx.SetOutputAlias(0, *x);
       return Status::OK();
     }
-    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    Tensor* y = ctx.Output(0, x->dtype(), out_shape.span());
     TransposeInto(y->raw(), x->raw(), x->shape(), perm, DTypeSize(x->dtype()));
     return Status::OK();
   }

@@ -78,7 +78,7 @@ class ReshapeKernel final : public OpKernel {
     } else if (known != x->size()) {
       return Diag::Msg("cannot reshape " + ShapeToString(x->shape()) + " to " + ShapeToString(dims));
     }
-    ctx.SetOutputAlias(0, x->Reshaped(std::move(dims)));
+    ctx.SetOutputReshaped(0, *x, dims);
     return Status::OK();
   }
 
@@ -98,7 +98,8 @@ class FlattenKernel final : public OpKernel {
       return Diag::Msg("axis " + std::to_string(axis_) + " is out of range for rank " + std::to_string(x->rank()));
     int64_t outer = 1, inner = 1;
     for (int64_t k = 0; k < x->rank(); ++k) (k < axis ? outer : inner) *= x->dim(k);
-    ctx.SetOutputAlias(0, x->Reshaped({outer, inner}));
+    const int64_t dims[] = {outer, inner};
+    ctx.SetOutputReshaped(0, *x, dims);
     return Status::OK();
   }
 
@@ -106,7 +107,10 @@ class FlattenKernel final : public OpKernel {
   int64_t axis_;
 };
 
-// Squeeze and Unsqueeze: axes from the attribute (opset < 13) or input 1.
+// Squeeze and Unsqueeze: axes from the attribute (opset < 13) or input 1, read at load when it
+// is a constant. Silero runs dozens per frame on tensors of a few hundred floats, so the output
+// shape is built in place (no vectors for shapes up to rank 16) and the value copied or shared
+// by SetOutputReshaped.
 class SqueezeKernel final : public OpKernel {
  public:
   SqueezeKernel(bool unsqueeze, std::vector<int64_t> attr_axes, bool axes_from_input)
@@ -115,33 +119,49 @@ class SqueezeKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
     if (!x) return Diag::Msg("input is missing");
-    std::vector<int64_t> axes = attr_axes_;
+    std::vector<int64_t> fed;
+    std::span<const int64_t> axes(attr_axes_);
     if (axes_from_input_ && ctx.input(1)) {
-      NUPHAR_ASSIGN_OR_RETURN(axes, InputAsInt64(ctx, 1, "axes"));
+      NUPHAR_ASSIGN_OR_RETURN(fed, InputAsInt64(ctx, 1, "axes"));
+      axes = fed;
     }
-    std::vector<int64_t> dims;
+    const int64_t in_rank = x->rank();
+    const int64_t out_rank = unsqueeze_ ? in_rank + static_cast<int64_t>(axes.size()) : in_rank;
+    // Per dim: inserted (Unsqueeze) or removed (Squeeze); then the output dims.
+    constexpr int64_t kInlineRank = 16;
+    uint8_t inline_flags[kInlineRank];
+    int64_t inline_dims[kInlineRank];
+    std::vector<uint8_t> heap_flags;
+    std::vector<int64_t> heap_dims;
+    uint8_t* flag = inline_flags;
+    int64_t* dims = inline_dims;
+    if (out_rank > kInlineRank) {
+      heap_flags.resize(static_cast<size_t>(out_rank));
+      heap_dims.resize(static_cast<size_t>(out_rank));
+      flag = heap_flags.data();
+      dims = heap_dims.data();
+    }
+    std::fill(flag, flag + out_rank, static_cast<uint8_t>(!unsqueeze_ && axes.empty()));
+    int64_t n = 0;
     if (unsqueeze_) {
-      const int64_t out_rank = x->rank() + static_cast<int64_t>(axes.size());
-      std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
       for (int64_t a : axes) {
         NUPHAR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, out_rank));
-        if (inserted[static_cast<size_t>(axis)]) return Diag::Msg("axis " + std::to_string(a) + " is repeated");
-        inserted[static_cast<size_t>(axis)] = true;
+        if (flag[axis]) return Diag::Msg("axis " + std::to_string(a) + " is repeated");
+        flag[axis] = 1;
       }
       int64_t next = 0;
-      for (int64_t k = 0; k < out_rank; ++k) dims.push_back(inserted[static_cast<size_t>(k)] ? 1 : x->dim(next++));
+      for (int64_t k = 0; k < out_rank; ++k) dims[n++] = flag[k] ? 1 : x->dim(next++);
     } else {
-      std::vector<bool> removed(static_cast<size_t>(x->rank()), axes.empty());
       for (int64_t a : axes) {
-        NUPHAR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, x->rank()));
+        NUPHAR_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, in_rank));
         if (x->dim(axis) != 1)
           return Diag::Msg("cannot squeeze axis " + std::to_string(a) + " of shape " + ShapeToString(x->shape()));
-        removed[static_cast<size_t>(axis)] = true;
+        flag[axis] = 1;
       }
-      for (int64_t k = 0; k < x->rank(); ++k)
-        if (!(removed[static_cast<size_t>(k)] && x->dim(k) == 1)) dims.push_back(x->dim(k));
+      for (int64_t k = 0; k < in_rank; ++k)
+        if (!(flag[k] && x->dim(k) == 1)) dims[n++] = x->dim(k);
     }
-    ctx.SetOutputAlias(0, x->Reshaped(std::move(dims)));
+    ctx.SetOutputReshaped(0, *x, std::span<const int64_t>(dims, static_cast<size_t>(n)));
     return Status::OK();
   }
 
@@ -174,6 +194,10 @@ Expected<std::unique_ptr<OpKernel>> CreateSqueezeLike(const NodeInfo& node) {
   const bool from_input = node.opset() >= 13;
   if (unsqueeze && from_input && !node.has_input(1)) return node.Error("input 'axes' is missing");
   if (unsqueeze && !from_input && !node.has_attr("axes")) return node.Error("attribute 'axes' is missing");
+  if (const Tensor* axes = from_input ? node.constant_input(1) : nullptr) {
+    auto values = axes->ToInt64Vector();
+    if (values) return MakeKernel<SqueezeKernel>(unsqueeze, std::move(*values), false);
+  }
   return MakeKernel<SqueezeKernel>(unsqueeze, node.GetInts("axes"), from_input);
 }
 

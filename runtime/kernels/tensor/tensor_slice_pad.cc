@@ -8,43 +8,79 @@ namespace nuphar::tensor_kernels {
 namespace {
 
 // Slice: starts/ends/axes from attributes (opset < 10) or inputs 1..4 (opset >= 10, with steps).
-class SliceKernel final : public OpKernel {
- public:
-  SliceKernel(bool from_inputs, std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes)
-      : from_inputs_(from_inputs), starts_(std::move(starts)), ends_(std::move(ends)), axes_(std::move(axes)) {}
-
-  Status Compute(KernelContext& ctx) const override {
-    const Tensor* x = ctx.input(0);
-    if (!x) return Diag::Msg("input 'data' is missing");
-    std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
-    if (from_inputs_) {
-      NUPHAR_ASSIGN_OR_RETURN(starts, InputAsInt64(ctx, 1, "starts"));
-      NUPHAR_ASSIGN_OR_RETURN(ends, InputAsInt64(ctx, 2, "ends"));
-      if (ctx.input(3)) {
-        NUPHAR_ASSIGN_OR_RETURN(axes, InputAsInt64(ctx, 3, "axes"));
-      }
-      if (ctx.input(4)) {
-        NUPHAR_ASSIGN_OR_RETURN(steps, InputAsInt64(ctx, 4, "steps"));
-      }
-    }
+// The slice parameters: starts, ends, axes (default 0..n-1) and steps (default 1), all of one
+// length n once defaulted.
+struct SliceParams {
+  std::vector<int64_t> starts, ends, axes, steps;
+  Status Default() {
     if (axes.empty())
       for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     if (steps.empty()) steps.assign(starts.size(), 1);
     if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
       return Diag::Msg("starts, ends, axes and steps have different lengths");
+    return Status::OK();
+  }
+};
 
-    std::vector<int64_t> out_shape = x->shape();
-    std::vector<int64_t> strides = ContiguousStrides(x->shape());
-    std::vector<bool> seen(static_cast<size_t>(x->rank()), false);
+// Slice: parameters from attributes (opset < 10) or inputs 1-4, read at load when they are
+// constants (Silero slices its STFT and states with constant bounds every frame); shapes and
+// strides on the stack up to rank 16.
+class SliceKernel final : public OpKernel {
+ public:
+  SliceKernel(bool from_inputs, SliceParams params, Status params_status)
+      : from_inputs_(from_inputs), params_(std::move(params)), params_status_(std::move(params_status)) {}
+
+  Status Compute(KernelContext& ctx) const override {
+    const Tensor* x = ctx.input(0);
+    if (!x) return Diag::Msg("input 'data' is missing");
+    SliceParams fed;
+    const SliceParams* p = &params_;
+    if (from_inputs_) {
+      NUPHAR_ASSIGN_OR_RETURN(fed.starts, InputAsInt64(ctx, 1, "starts"));
+      NUPHAR_ASSIGN_OR_RETURN(fed.ends, InputAsInt64(ctx, 2, "ends"));
+      if (ctx.input(3)) {
+        NUPHAR_ASSIGN_OR_RETURN(fed.axes, InputAsInt64(ctx, 3, "axes"));
+      }
+      if (ctx.input(4)) {
+        NUPHAR_ASSIGN_OR_RETURN(fed.steps, InputAsInt64(ctx, 4, "steps"));
+      }
+      NUPHAR_RETURN_IF_ERROR(fed.Default());
+      p = &fed;
+    } else {
+      NUPHAR_RETURN_IF_ERROR(Status(params_status_));
+    }
+
+    const int64_t rank = x->rank();
+    constexpr int64_t kInlineRank = 16;
+    int64_t inline_shape[kInlineRank], inline_strides[kInlineRank];
+    uint8_t inline_seen[kInlineRank];
+    std::vector<int64_t> heap_shape, heap_strides;
+    std::vector<uint8_t> heap_seen;
+    int64_t* out_shape = inline_shape;
+    int64_t* strides = inline_strides;
+    uint8_t* seen = inline_seen;
+    if (rank > kInlineRank) {
+      heap_shape.resize(static_cast<size_t>(rank));
+      heap_strides.resize(static_cast<size_t>(rank));
+      heap_seen.resize(static_cast<size_t>(rank));
+      out_shape = heap_shape.data(), strides = heap_strides.data(), seen = heap_seen.data();
+    }
+    int64_t stride = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      out_shape[d] = x->dim(d);
+      strides[d] = stride;
+      stride *= x->dim(d);
+      seen[d] = 0;
+    }
     int64_t base = 0;
-    for (size_t i = 0; i < starts.size(); ++i) {
-      NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(axes[i], x->rank()));
-      if (seen[static_cast<size_t>(axis)]) return Diag::Msg("axis " + std::to_string(axes[i]) + " is repeated");
-      seen[static_cast<size_t>(axis)] = true;
-      const int64_t dim = x->dim(axis), step = steps[i];
+    for (size_t i = 0; i < p->starts.size(); ++i) {
+      NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(p->axes[i], rank));
+      if (seen[axis]) return Diag::Msg("axis " + std::to_string(p->axes[i]) + " is repeated");
+      seen[axis] = 1;
+      const int64_t dim = x->dim(axis), step = p->steps[i];
       if (step == 0) return Diag::Msg("steps must not be 0");
-      int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
-      int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+      int64_t start = p->starts[i] < 0 ? p->starts[i] + dim : p->starts[i];
+      int64_t end = p->ends[i] < 0 ? p->ends[i] + dim : p->ends[i];
       int64_t count;
       if (dim == 0) {
         start = 0;
@@ -58,21 +94,23 @@ class SliceKernel final : public OpKernel {
         end = std::clamp(end, int64_t{-1}, dim - 1);
         count = start > end ? (start - end - 1) / -step + 1 : 0;
       }
-      out_shape[static_cast<size_t>(axis)] = count;
-      if (count > 0) base += start * strides[static_cast<size_t>(axis)];
-      strides[static_cast<size_t>(axis)] *= step;
+      out_shape[axis] = count;
+      if (count > 0) base += start * strides[axis];
+      strides[axis] *= step;
     }
-    Tensor* y = ctx.Output(0, x->dtype(), out_shape);
+    const std::span<const int64_t> shape(out_shape, static_cast<size_t>(rank));
+    Tensor* y = ctx.Output(0, x->dtype(), shape);
     if (y->size() == 0) return Status::OK();
     const size_t elem = DTypeSize(x->dtype());
-    StridedCopy(y->raw(), static_cast<const char*>(x->raw()) + base * static_cast<int64_t>(elem), out_shape, strides,
-                elem);
+    StridedCopy(y->raw(), static_cast<const char*>(x->raw()) + base * static_cast<int64_t>(elem), shape,
+                std::span<const int64_t>(strides, static_cast<size_t>(rank)), elem);
     return Status::OK();
   }
 
  private:
-  bool from_inputs_;
-  std::vector<int64_t> starts_, ends_, axes_;
+  bool from_inputs_;          ///< read the parameters from inputs 1-4 at run time
+  SliceParams params_;        ///< otherwise these (attributes or constant inputs), defaulted
+  Status params_status_;      ///< and the error of defaulting them, reported by every Run
 };
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };  // wrap: Pad-19
@@ -239,7 +277,30 @@ Expected<std::unique_ptr<OpKernel>> CreateSlice(const NodeInfo& node) {
   if (from_inputs && (!node.has_input(1) || !node.has_input(2))) return node.Error("inputs 'starts' and 'ends' are required");
   if (!from_inputs && (!node.has_attr("starts") || !node.has_attr("ends")))
     return node.Error("attributes 'starts' and 'ends' are required");
-  return MakeKernel<SliceKernel>(from_inputs, node.GetInts("starts"), node.GetInts("ends"), node.GetInts("axes"));
+  SliceParams params;
+  bool read_at_run = from_inputs;
+  if (from_inputs) {
+    // Constant inputs (absent axes and steps are constant too) are read now.
+    bool all_constant = true;
+    std::vector<int64_t>* fields[] = {&params.starts, &params.ends, &params.axes, &params.steps};
+    for (size_t i = 1; i <= 4; ++i) {
+      if (i >= 3 && !node.has_input(i)) continue;
+      const Tensor* t = node.constant_input(i);
+      auto values = t ? t->ToInt64Vector() : Expected<std::vector<int64_t>>(Diag::Msg("not constant"));
+      if (!values) {
+        all_constant = false;
+        break;
+      }
+      *fields[i - 1] = std::move(*values);
+    }
+    read_at_run = !all_constant;
+  } else {
+    params.starts = node.GetInts("starts");
+    params.ends = node.GetInts("ends");
+    params.axes = node.GetInts("axes");
+  }
+  Status defaulted = read_at_run ? Status::OK() : params.Default();
+  return MakeKernel<SliceKernel>(read_at_run, std::move(params), std::move(defaulted));
 }
 
 Expected<std::unique_ptr<OpKernel>> CreatePad(const NodeInfo& node) {

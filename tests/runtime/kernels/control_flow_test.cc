@@ -1,6 +1,6 @@
 // Scan, Loop and If: ONNX backend node tests, edge cases they miss (axes, directions, ragged
 // opset-8 batches, zero iterations, states that alias inputs or each other, outer-scope values,
-// branches of different shapes) and a proof that Scan steps do not allocate.
+// branches of different shapes) and proofs that Scan steps and kept If branches do not allocate.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -265,6 +265,22 @@ TEST(Loop, ZeroIterationsGiveInitialValuesAndEmptyScanOutputs) {
 // ---------------------------------------------------------------------------------------------
 // If.
 
+// A session of one If node on input "c" with output "out"; the branches read the float graph
+// inputs `inputs` (name, length) from the outer graph.
+std::unique_ptr<Session> IfSession(const onnx::GraphProto& then_g, const onnx::GraphProto& else_g,
+                                   const std::vector<std::pair<std::string, int64_t>>& inputs) {
+  onnx::GraphProto g;
+  *g.add_input() = MakeValueInfo("c", DType::kBool, {});
+  for (const auto& [name, length] : inputs) *g.add_input() = MakeValueInfo(name, DType::kFloat, {length});
+  g.add_output()->set_name("out");
+  auto& n = AddNode(g, "If", {"c"}, {"out"});
+  SetAttr(n, "then_branch", then_g);
+  SetAttr(n, "else_branch", else_g);
+  auto session = Session::CreateFromModel(MakeModel(g, 13));
+  EXPECT_TRUE(session) << session.status().message();
+  return session ? std::move(*session) : nullptr;
+}
+
 TEST(If, BranchesWithDifferentShapesAndOuterValues) {
   onnx::GraphProto then_g, else_g;
   then_g.set_name("then");
@@ -273,22 +289,48 @@ TEST(If, BranchesWithDifferentShapesAndOuterValues) {
   else_g.add_output()->set_name("e_out");
   AddNode(then_g, "Add", {"x", "x"}, {"t_out"});  // x from the outer graph
   AddNode(else_g, "Identity", {"y"}, {"e_out"});
-  onnx::GraphProto g;
-  *g.add_input() = MakeValueInfo("c", DType::kBool, {});
-  *g.add_input() = MakeValueInfo("x", DType::kFloat, {2});
-  *g.add_input() = MakeValueInfo("y", DType::kFloat, {3});
-  g.add_output()->set_name("out");
-  auto& n = AddNode(g, "If", {"c"}, {"out"});
-  SetAttr(n, "then_branch", then_g);
-  SetAttr(n, "else_branch", else_g);
-  auto session = Session::CreateFromModel(MakeModel(g, 13));
-  ASSERT_TRUE(session) << session.status().message();
+  auto session = IfSession(then_g, else_g, {{"x", 2}, {"y", 3}});
+  ASSERT_TRUE(session);
   for (bool c : {true, false}) {
-    auto out = (*session)->Run({{"c", Tensor::Scalar<bool>(c)},
-                                {"x", Tensor::FromVector<float>({2}, {1, 2})},
-                                {"y", Tensor::FromVector<float>({3}, {7, 8, 9})}});
+    auto out = session->Run({{"c", Tensor::Scalar<bool>(c)},
+                             {"x", Tensor::FromVector<float>({2}, {1, 2})},
+                             {"y", Tensor::FromVector<float>({3}, {7, 8, 9})}});
     ASSERT_TRUE(out) << out.status().message();
     EXPECT_EQ(Floats((*out)[0]), (c ? std::vector<float>{2, 4} : std::vector<float>{7, 8, 9}));
+  }
+}
+
+// The executing frame keeps each branch's frame (Frame::SubgraphFrame): after each branch has
+// run once, a Run allocates only the output it hands to the caller, however many nodes the
+// branch has, and the kept branch reads each Run's outer values, not the first Run's.
+TEST(If, KeptBranchFramesReadNewOuterValuesAndDoNotAllocate) {
+  constexpr int kChain = 8;
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  else_g.set_name("else");
+  std::string t = "x", e = "x";
+  for (int i = 0; i < kChain; ++i) {
+    const std::string tn = "t" + std::to_string(i), en = "e" + std::to_string(i);
+    AddNode(then_g, "Add", {t, "x"}, {tn});  // x from the outer graph
+    AddNode(else_g, "Sub", {e, "x"}, {en});
+    t = tn;
+    e = en;
+  }
+  then_g.add_output()->set_name(t);
+  else_g.add_output()->set_name(e);
+  auto session = IfSession(then_g, else_g, {{"x", 3}});
+  ASSERT_TRUE(session);
+  for (int run = 0; run < 4; ++run) {
+    const bool c = run % 2 == 0;
+    const float x = static_cast<float>(run + 1);
+    const NamedTensors feeds = {{"c", Tensor::Scalar<bool>(c)}, {"x", Tensor::FromVector<float>({3}, {x, x, x})}};
+    const uint64_t before = Buffer::AllocationCount();
+    auto out = session->Run(feeds);
+    const uint64_t allocations = Buffer::AllocationCount() - before;
+    ASSERT_TRUE(out) << out.status().message();
+    const float expected = c ? (kChain + 1) * x : (1 - kChain) * x;
+    EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{expected, expected, expected})) << "run " << run;
+    if (run >= 2) EXPECT_EQ(allocations, 1u) << "run " << run << " (only the output handed to the caller)";
   }
 }
 

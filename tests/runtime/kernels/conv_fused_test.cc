@@ -1,15 +1,18 @@
 // The conv family (runtime/kernels/conv/) against plain loops, on every ISA tier this CPU has:
 // odd shapes, strides, dilations, groups (depthwise with and without a multiplier), asymmetric
 // padding, 1-D to 3-D; and the Conv + epilogue fusion (runtime/fusion/conv_activation_fusion)
-// against the unfused graph on the reference executor.
+// against the unfused graph on the reference executor; the two-panel GEMM kernel against two
+// one-panel calls.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 
 #include "runtime/core/tensor_proto.h"
+#include "runtime/kernels/conv/conv.h"
 #include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/platform/cpu_features.h"
 #include "tests/runtime/kernels/single_node_model.h"
@@ -137,6 +140,43 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
             << IsaTierName(tier) << " case " << i << " at " << j;
     }
   }
+}
+
+// A tier's two-panel kernel (ConvKernels::gemm_panel_pair, the few-column case) writes what two
+// gemm_panel calls write, bit for bit, for every column count it takes, odd and even K, a full
+// and a partial second panel, and a column offset n0.
+TEST(FusedConvTest, PanelPairWritesTwoPanelsBitForBit) {
+  TierGuard guard;
+  int tiers_with_pairs = 0;
+  for (IsaTier tier : HostTiers()) {
+    ASSERT_TRUE(ForceIsaTierForTesting(tier));
+    const ConvKernels& k = GetConvKernels();
+    if (!k.gemm_panel_pair) continue;
+    ++tiers_with_pairs;
+    const int64_t mr = k.gemm_mr, n0 = 3;
+    for (int64_t K : {1, 2, 7, 64, 387}) {
+      for (int64_t rows2 : {int64_t{1}, int64_t{5}, mr}) {
+        const int64_t M = mr + rows2;
+        const std::vector<float> w = RandomFloats(static_cast<size_t>(M * K), 21);
+        std::vector<float> packed(static_cast<size_t>(PackedConvWeightsFloats(M, K, static_cast<int>(mr))));
+        PackConvWeights(w.data(), M, K, static_cast<int>(mr), packed.data());
+        const int64_t ldb = n0 + k.gemm_pair_max_cols;
+        const std::vector<float> b = RandomFloats(static_cast<size_t>(K * ldb), 22);
+        std::vector<const float*> brows;
+        for (int64_t r = 0; r < K; ++r) brows.push_back(b.data() + r * ldb);
+        for (int64_t cols = 1; cols <= k.gemm_pair_max_cols; ++cols) {
+          const int64_t ldc = cols + 2;
+          std::vector<float> two(static_cast<size_t>(M * ldc), -1.0f), pair(two);
+          k.gemm_panel(packed.data(), K, brows.data(), n0, two.data(), ldc, mr, cols);
+          k.gemm_panel(packed.data() + mr * K, K, brows.data(), n0, two.data() + mr * ldc, ldc, rows2, cols);
+          k.gemm_panel_pair(packed.data(), K, brows.data(), n0, pair.data(), ldc, rows2, cols);
+          EXPECT_EQ(0, std::memcmp(two.data(), pair.data(), two.size() * sizeof(float)))
+              << IsaTierName(tier) << " K " << K << " rows2 " << rows2 << " cols " << cols;
+        }
+      }
+    }
+  }
+  if (tiers_with_pairs == 0) GTEST_SKIP() << "no tier of this CPU has a two-panel kernel";
 }
 
 // ConvTranspose with a constant W (packed at load for the conv GEMM) equals the same node with W

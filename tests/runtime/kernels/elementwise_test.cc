@@ -275,9 +275,14 @@ TEST(ElementwiseTest, PowWithExponentTwoIsTheExactSquare) {
                                  std::numeric_limits<float>::quiet_NaN()};
   const int64_t n = static_cast<int64_t>(xs.size());
   Tensor x = Tensor::FromVector<float>({n}, xs);
-  for (const Tensor& e : {Tensor::FromVector<float>({1}, {2.0f}), Tensor::FromVector<int64_t>({1}, {2})}) {
+  // One exponent of each type takes the kernel's square loop; a [1, 1] exponent also raises the
+  // rank; an exponent per element takes the element loop.
+  for (const Tensor& e : {Tensor::FromVector<float>({1}, {2.0f}), Tensor::FromVector<int64_t>({1}, {2}),
+                          Tensor::FromVector<int32_t>({}, {2}), Tensor::FromVector<float>({1, 1}, {2.0f}),
+                          Tensor::FromVector<float>({n}, std::vector<float>(xs.size(), 2.0f))}) {
     auto out = RunSingleNode({.op = "Pow", .inputs = {x, e}});
     ASSERT_TRUE(out.ok()) << out.message();
+    EXPECT_EQ((*out)[0].shape(), e.rank() == 2 ? (std::vector<int64_t>{1, n}) : (std::vector<int64_t>{n}));
     for (int64_t i = 0; i < n; ++i) {
       const float want = xs[size_t(i)] * xs[size_t(i)];
       if (std::isnan(want)) EXPECT_TRUE(std::isnan((*out)[0].data<float>()[i]));

@@ -3,10 +3,12 @@
 // checked against plain loops or hand-computed values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 #include <random>
 
+#include "runtime/core/tensor_proto.h"
 #include "runtime/kernels/tensor/tensor_common.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
@@ -21,9 +23,10 @@ using testing::SetAttr;
 
 // Builds a one-node model whose inputs are graph inputs named in0, in1, ... (absent when the
 // tensor is undefined) and runs it; returns the outputs out0..out{n-1}.
+// Inputs listed in `constant_inputs` are initializers instead (known to the kernel at load time).
 Expected<std::vector<Tensor>> RunNode(const std::string& op, int opset, const std::vector<Tensor>& inputs,
                                       const std::function<void(onnx::NodeProto&)>& attrs = nullptr,
-                                      int num_outputs = 1) {
+                                      int num_outputs = 1, const std::vector<size_t>& constant_inputs = {}) {
   onnx::GraphProto g;
   g.set_name("main");
   std::vector<std::string> in_names, out_names;
@@ -34,9 +37,13 @@ Expected<std::vector<Tensor>> RunNode(const std::string& op, int opset, const st
       continue;
     }
     const std::string name = "in" + std::to_string(i);
+    in_names.push_back(name);
+    if (std::find(constant_inputs.begin(), constant_inputs.end(), i) != constant_inputs.end()) {
+      *g.add_initializer() = TensorToProto(inputs[i], name);
+      continue;
+    }
     std::vector<testing::Dim> dims(inputs[i].shape().begin(), inputs[i].shape().end());
     *g.add_input() = MakeValueInfo(name, inputs[i].dtype(), dims);
-    in_names.push_back(name);
     feeds.emplace_back(name, inputs[i]);
   }
   for (int o = 0; o < num_outputs; ++o) {
@@ -138,6 +145,37 @@ TEST(TensorKernelsTest, SqueezeAndUnsqueezeTakeAttributesBeforeOpset13) {
   EXPECT_NE(bad.message().find("cannot squeeze"), std::string::npos) << bad.message();
 }
 
+// Axes that are an initializer are read at load; the results and errors are those of fed axes,
+// and shapes above the kernel's inline rank (16) take its heap path.
+TEST(TensorKernelsTest, SqueezeAndUnsqueezeWithConstantAxesMatchFedAxes) {
+  struct Case {
+    const char* op;
+    Tensor x, axes;
+  };
+  const std::vector<Case> cases = {
+      {"Unsqueeze", Iota({3}), I64({-1, 0})},
+      {"Unsqueeze", Iota({2, 3}), I64({1})},
+      {"Squeeze", Iota({1, 3, 1}), I64({2})},
+      {"Unsqueeze", Iota(std::vector<int64_t>(15, 1)), I64({0, 16})},  // output rank 17
+      {"Squeeze", Iota(std::vector<int64_t>(18, 1)), I64({3, -1})},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    auto fed = RunNode(c.op, 13, {c.x, c.axes});
+    auto constant = RunNode(c.op, 13, {c.x, c.axes}, nullptr, 1, {1});
+    ASSERT_TRUE(fed.ok()) << fed.message();
+    ASSERT_TRUE(constant.ok()) << constant.message();
+    EXPECT_EQ((*constant)[0].shape(), (*fed)[0].shape()) << "case " << i;
+    EXPECT_EQ(Values<float>((*constant)[0]), Values<float>(c.x)) << "case " << i;
+  }
+  auto repeated = RunNode("Unsqueeze", 13, {Iota({3}), I64({0, -3})}, nullptr, 1, {1});
+  ASSERT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.message().find("repeated"), std::string::npos) << repeated.message();
+  auto not_one = RunNode("Squeeze", 13, {Iota({2, 3}), I64({0})}, nullptr, 1, {1});
+  ASSERT_FALSE(not_one.ok());
+  EXPECT_NE(not_one.message().find("cannot squeeze"), std::string::npos) << not_one.message();
+}
+
 TEST(TensorKernelsTest, ShapeClampsStartAndEnd) {
   auto out = RunNode("Shape", 15, {Iota({2, 3, 4})}, [](onnx::NodeProto& n) {
     SetAttr(n, "start", int64_t{-10});
@@ -157,6 +195,46 @@ TEST(TensorKernelsTest, SliceNegativeStepClampsToBothEnds) {
   auto empty = RunNode("Slice", 13, {Iota({3, 4}), I64({2}), I64({1}), I64({-1})});
   ASSERT_TRUE(empty.ok()) << empty.message();
   EXPECT_EQ((*empty)[0].shape(), (std::vector<int64_t>{3, 0}));
+}
+
+// Parameters that are initializers are read at load; results and errors are those of fed
+// parameters, also without axes or steps, above the kernel's inline rank (16), and with one
+// parameter fed while the others are constant.
+TEST(TensorKernelsTest, SliceWithConstantParametersMatchesFedParameters) {
+  std::vector<int64_t> deep(17, 1);
+  deep[16] = 5;
+  const std::vector<std::vector<Tensor>> cases = {
+      {Iota({7}), I64({INT64_MAX}), I64({INT64_MIN}), I64({0}), I64({-2})},
+      {Iota({3, 4}), I64({1, -3}), I64({3, 100}), I64({0, 1}), I64({1, 2})},
+      {Iota({3, 4}), I64({1}), I64({-1})},                      // no axes, no steps
+      {Iota({2, 6}), I64({4}), I64({1}), I64({-1}), I64({-1})},  // backwards
+      {Iota(deep), I64({1}), I64({4}), I64({-1})},               // rank 17
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<size_t> all, some;
+    for (size_t k = 1; k < cases[i].size(); ++k) {
+      all.push_back(k);
+      if (k != 2) some.push_back(k);
+    }
+    auto fed = RunNode("Slice", 13, cases[i]);
+    ASSERT_TRUE(fed.ok()) << fed.message();
+    for (const auto& constant_inputs : {all, some}) {
+      auto constant = RunNode("Slice", 13, cases[i], nullptr, 1, constant_inputs);
+      ASSERT_TRUE(constant.ok()) << constant.message();
+      EXPECT_EQ((*constant)[0].shape(), (*fed)[0].shape()) << "case " << i;
+      EXPECT_EQ(Values<float>((*constant)[0]), Values<float>((*fed)[0])) << "case " << i;
+    }
+  }
+  for (size_t constant : {size_t{0}, size_t{1}}) {
+    std::vector<size_t> inputs;
+    if (constant) inputs = {1, 2, 3};
+    auto lengths = RunNode("Slice", 13, {Iota({3, 4}), I64({1, 1}), I64({2}), I64({0, 1})}, nullptr, 1, inputs);
+    ASSERT_FALSE(lengths.ok());
+    EXPECT_NE(lengths.message().find("different lengths"), std::string::npos) << lengths.message();
+    auto repeated = RunNode("Slice", 13, {Iota({3, 4}), I64({0, 0}), I64({1, 1}), I64({1, -1})}, nullptr, 1, inputs);
+    ASSERT_FALSE(repeated.ok());
+    EXPECT_NE(repeated.message().find("repeated"), std::string::npos) << repeated.message();
+  }
 }
 
 TEST(TensorKernelsTest, SliceOpset1UsesAttributes) {
@@ -251,7 +329,104 @@ TEST(TensorKernelsTest, ScatterNDMultiplySlices) {
   EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 1, 20, 30}));
 }
 
+// Constant indices that enumerate a box (a cache update `data[1:2, :, 1:3] = u`) take a block
+// copy (tensor_scatter.cc IndexBox); it must give the tuple walk's results, which the same
+// indices fed at run time get, for every reduction, slices of one element and of several, and
+// the walk's error when the box leaves the data. Tuples in another order are no box.
+TEST(TensorKernelsTest, ScatterNDConstantBoxMatchesTheTupleWalk) {
+  auto box_indices = [](std::vector<int64_t> lead, std::vector<int64_t> lo, std::vector<int64_t> len) {
+    std::vector<int64_t> v, at(lo.size(), 0);
+    int64_t tuples = 1;
+    for (int64_t n : len) tuples *= n;
+    for (int64_t t = 0; t < tuples; ++t) {
+      for (size_t c = 0; c < lo.size(); ++c) v.push_back(lo[c] + at[c]);
+      for (size_t c = lo.size(); c-- > 0;) {
+        if (++at[c] < len[c]) break;
+        at[c] = 0;
+      }
+    }
+    lead.push_back(static_cast<int64_t>(lo.size()));
+    return Tensor::FromVector<int64_t>(lead, v);
+  };
+  auto updates = [](std::vector<int64_t> shape) {
+    Tensor t = Iota(std::move(shape));
+    for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = 1000.0f + 3.0f * t.data<float>()[i];
+    return t;
+  };
+  struct Case {
+    Tensor indices, updates;
+  };
+  Tensor reversed = box_indices({6}, {1, 0, 1}, {1, 3, 2});
+  std::reverse(reversed.data<int64_t>(), reversed.data<int64_t>() + 6 * 3);
+  for (int64_t t = 0; t < 6; ++t) std::reverse(reversed.data<int64_t>() + 3 * t, reversed.data<int64_t>() + 3 * t + 3);
+  const std::vector<Case> cases = {
+      {box_indices({3, 2}, {1, 0, 1}, {1, 3, 2}), updates({3, 2, 5})},     // slices of 5
+      {box_indices({1, 2, 3, 5}, {0, 1, 0, 0}, {2, 1, 3, 5}), updates({1, 2, 3, 5})},  // k = rank
+      {box_indices({1}, {1}, {1}), updates({1, 3, 4, 5})},                 // one tuple
+      {reversed, updates({6, 5})},                                         // no box: the walk
+  };
+  for (const char* reduction : {"none", "add", "max"}) {
+    auto attrs = [&](onnx::NodeProto& n) { SetAttr(n, "reduction", std::string(reduction)); };
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const std::vector<Tensor> inputs = {Iota({2, 3, 4, 5}), cases[i].indices, cases[i].updates};
+      auto fed = RunNode("ScatterND", 18, inputs, attrs);
+      auto constant = RunNode("ScatterND", 18, inputs, attrs, 1, {1});
+      ASSERT_TRUE(fed.ok()) << fed.message();
+      ASSERT_TRUE(constant.ok()) << constant.message();
+      EXPECT_EQ(Values<float>((*constant)[0]), Values<float>((*fed)[0])) << reduction << " case " << i;
+      EXPECT_NE(Values<float>((*constant)[0]), Values<float>(Iota({2, 3, 4, 5}))) << reduction << " case " << i;
+    }
+  }
+  // A box past the end of dim 2 (3 + 2 > 4): the walk's error, not a write past the data.
+  auto outside = RunNode("ScatterND", 16, {Iota({2, 3, 4}), box_indices({2}, {1, 2, 3}, {1, 1, 2}), updates({2})},
+                         nullptr, 1, {1});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(outside.message().find("out of range"), std::string::npos) << outside.message();
+}
+
 // ---- layout / generate ----
+
+// Transpose against an index-by-index loop: explicit and default (reversing) perms, identity,
+// and ranks above the kernel's inline 16 dims.
+TEST(TensorKernelsTest, TransposeMatchesNaiveIndexLoop) {
+  auto naive = [](const Tensor& x, const std::vector<int64_t>& perm) {
+    const size_t r = perm.size();
+    std::vector<int64_t> in_strides(r, 1), out_shape(r);
+    for (size_t k = r; k-- > 1;) in_strides[k - 1] = in_strides[k] * x.dim(static_cast<int64_t>(k));
+    for (size_t k = 0; k < r; ++k) out_shape[k] = x.dim(perm[k]);
+    std::vector<float> out;
+    std::vector<int64_t> at(r, 0);
+    for (int64_t i = 0; i < x.size(); ++i) {
+      int64_t src = 0;
+      for (size_t k = 0; k < r; ++k) src += at[k] * in_strides[static_cast<size_t>(perm[k])];
+      out.push_back(x.data<float>()[src]);
+      for (size_t k = r; k-- > 0;) {
+        if (++at[k] < out_shape[k]) break;
+        at[k] = 0;
+      }
+    }
+    return out;
+  };
+  std::vector<int64_t> deep(17, 1), deep_perm(17);
+  deep[2] = 2, deep[9] = 3, deep[16] = 4;
+  std::iota(deep_perm.begin(), deep_perm.end(), 0);
+  std::swap(deep_perm[2], deep_perm[16]);
+  std::swap(deep_perm[0], deep_perm[9]);
+  struct Case {
+    std::vector<int64_t> shape, perm;  // empty perm: the default
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {1, 2, 0}}, {{2, 3, 4}, {}}, {{2, 3}, {0, 1}}, {deep, deep_perm}, {deep, {}}}) {
+    const Tensor x = Iota(c.shape);
+    auto out = RunNode("Transpose", 13, {x}, [&](onnx::NodeProto& n) {
+      if (!c.perm.empty()) SetAttr(n, "perm", c.perm);
+    });
+    ASSERT_TRUE(out.ok()) << out.message();
+    std::vector<int64_t> perm = c.perm;
+    if (perm.empty())
+      for (int64_t k = static_cast<int64_t>(c.shape.size()); k-- > 0;) perm.push_back(k);
+    EXPECT_EQ(Values<float>((*out)[0]), naive(x, perm)) << ShapeToString(c.shape);
+  }
+}
 
 TEST(TensorKernelsTest, ExpandBroadcastsBothWays) {
   auto out = RunNode("Expand", 13, {Iota({3, 1}), I64({2, 1, 2})});

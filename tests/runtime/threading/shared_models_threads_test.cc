@@ -1,10 +1,13 @@
 // Every shared real model (../shared/models) gives the same bits on 2 threads (with every split
 // enabled) as on 1 thread (issue 12 acceptance 1). Inputs are perf_test's numpy-compatible
-// random draws; symbolic dims take the values the models' README gives.
+// random draws; symbolic dims take the values the models' README gives. And concurrent Runs of
+// the If-branch Silero models on one session give the serial bits.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
+#include <thread>
+#include <vector>
 
 #include "runtime/session.h"
 #include "tools/common/tensor_files.h"
@@ -61,6 +64,41 @@ TEST(SharedModelsThreadsTest, TwoThreadsEqualOneThreadBitForBit) {
     ++compared;
   }
   EXPECT_GE(compared, 9) << "too few shared models ran";
+}
+
+// Concurrent Runs on one session of the models that run inside nested If branches (Silero v5 and
+// op15): each pooled frame keeps its own branch frames (Frame::SubgraphFrame), so every Run on
+// every thread gives the serial Run's bits.
+TEST(SharedModelsThreadsTest, ConcurrentRunsOfIfBranchModelsMatchSerialRuns) {
+  for (const char* stem : {"silero_vad_v5", "silero_vad_16k_op15"}) {
+    SCOPED_TRACE(stem);
+    const fs::path path = fs::path(NUPHAR_SHARED_DIR) / "models" / (std::string(stem) + ".onnx");
+    auto session = Session::Create(path.string());
+    ASSERT_TRUE(session.ok()) << session.message();
+    InputSpec spec;
+    spec.input_dir = kSileroInputs;
+    auto inputs = MakeInputs(**session, spec);
+    ASSERT_TRUE(inputs.ok()) << inputs.message();
+    auto want = (*session)->Run(*inputs);
+    ASSERT_TRUE(want.ok()) << want.message();
+    constexpr int kThreads = 4, kRunsPerThread = 25;
+    std::vector<int> mismatches(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRunsPerThread; ++r) {
+          auto got = (*session)->Run(*inputs);
+          bool same = got.ok() && got->size() == want->size();
+          for (size_t k = 0; same && k < want->size(); ++k)
+            same = (*got)[k].shape() == (*want)[k].shape() &&
+                   std::memcmp((*got)[k].raw(), (*want)[k].raw(), (*want)[k].bytes()) == 0;
+          if (!same) ++mismatches[static_cast<size_t>(t)];
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[static_cast<size_t>(t)], 0) << "thread " << t;
+  }
 }
 
 }  // namespace
