@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "runtime/core/tensor.h"
+#include "runtime/platform/alternating_sweep.h"
 
 namespace nuphar {
 
@@ -39,12 +40,15 @@ class PackedGemvF32 {
   /// Block `block` (32 columns): K rows of 32 floats.
   const float* block(int64_t block) const { return data() + block * k_ * kBlockCols; }
   bool empty() const { return buffer_ == nullptr; }
+  /// The order of the next GEMV sweep over the blocks (platform/alternating_sweep.h).
+  const AlternatingSweep& sweep() const { return sweep_; }
 
  private:
   static PackedGemvF32 Allocate(int64_t K, int64_t N);
   float* data() const { return static_cast<float*>(buffer_->data()); }
   int64_t k_ = 0, n_ = 0;
   std::unique_ptr<Buffer> buffer_;  ///< 64-byte aligned (runtime/core/tensor.h)
+  AlternatingSweep sweep_;
 };
 
 /// y[n] = (accumulate ? y[n] : 0) + sum_k a[k] * B[k, n] for n < N. Dispatched from CPUID

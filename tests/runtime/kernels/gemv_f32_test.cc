@@ -52,6 +52,26 @@ TEST_P(GemvF32Test, MatchesDoubleReferenceForEveryEdge) {
     }
 }
 
+// Consecutive calls on the same packed weights sweep the blocks ascending, then descending
+// (platform/alternating_sweep.h): both give the same bits, a partial last block included.
+TEST_P(GemvF32Test, DescendingSweepGivesTheAscendingBits) {
+  uint32_t seed = 60;
+  for (int64_t K : {1, 17, 80})
+    for (int64_t N : {5 * 32, 9 * 32 + 7}) {
+      const auto b_kn = RandomFloats(size_t(K * N), seed++);
+      const auto a = RandomFloats(size_t(K), seed++);
+      const auto y0 = RandomFloats(size_t(N) + 1, seed++);
+      const PackedGemvF32 packed = PackedGemvF32::FromKN(b_kn.data(), K, N, N);
+      for (bool accumulate : {false, true}) {
+        std::vector<float> ascending = y0, descending = y0;
+        GemvF32Packed(a.data(), packed, ascending.data(), accumulate);
+        GemvF32Packed(a.data(), packed, descending.data(), accumulate);
+        ASSERT_EQ(0, std::memcmp(ascending.data(), descending.data(), ascending.size() * sizeof(float)))
+            << "K=" << K << " N=" << N << " accumulate=" << accumulate;
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, GemmPath::kAvx2),
                          [](const auto& info) { return info.param == GemmPath::kRef ? "ref" : "avx2"; });
 
