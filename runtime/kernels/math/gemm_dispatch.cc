@@ -4,6 +4,7 @@
 #include "runtime/kernels/math/gemm_eigen.h"
 
 #include <atomic>
+#include <cstdlib>
 
 #include "runtime/kernels/math/gemm_eigen_internal.h"
 #include "runtime/kernels/math/gemv_f32_internal.h"
@@ -15,12 +16,14 @@ namespace {
 struct F32Products {
   decltype(&gemm_ref::GemmF32) gemm_f32;
   decltype(&gemm_ref::GemmF64) gemm_f64;
-  decltype(&gemv_ref::GemvF32Packed) gemv_f32_packed;
+  decltype(&gemv_ref::GemvF32PackedBlocks) gemv_f32_packed;
+  decltype(&gemv_avx512::GemmF32PackedBlocks) gemm_f32_packed;  ///< null: MatMul keeps Eigen
   const char* name;
 };
-constexpr F32Products kRef{gemm_ref::GemmF32, gemm_ref::GemmF64, gemv_ref::GemvF32Packed, "ref"};
-constexpr F32Products kAvx2{gemm_avx2::GemmF32, gemm_avx2::GemmF64, gemv_avx2::GemvF32Packed, "avx2"};
-constexpr F32Products kAvx512{gemm_avx512::GemmF32, gemm_avx512::GemmF64, gemv_avx512::GemvF32Packed, "avx512"};
+constexpr F32Products kRef{gemm_ref::GemmF32, gemm_ref::GemmF64, gemv_ref::GemvF32PackedBlocks, nullptr, "ref"};
+constexpr F32Products kAvx2{gemm_avx2::GemmF32, gemm_avx2::GemmF64, gemv_avx2::GemvF32PackedBlocks, nullptr, "avx2"};
+constexpr F32Products kAvx512{gemm_avx512::GemmF32, gemm_avx512::GemmF64, gemv_avx512::GemvF32PackedBlocks,
+                              gemv_avx512::GemmF32PackedBlocks, "avx512"};
 constexpr const F32Products* kByTier[kIsaTierCount] = {&kRef, &kAvx2, nullptr, &kAvx512, nullptr};
 
 // 0 = the process tier, 1 = forced ref, 2 = forced avx2 (if the CPU has it).
@@ -46,7 +49,21 @@ void GemmF64(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double
 }
 
 void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate) {
-  Current().gemv_f32_packed(a, b, y, accumulate);
+  const auto kernel = Current().gemv_f32_packed;
+  const int64_t blocks = (b.N() + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
+  // Every other call sweeps the blocks backwards, starting on those still in L2 (no result
+  // depends on the order: each column is the same kernel code).
+  AlternatingSweep::ForEachChunk(0, blocks, b.sweep().NextIsDescending(blocks),
+                                 [&](int64_t first, int64_t end) { kernel(a, b, first, end, y, accumulate); });
+}
+
+bool PackedGemmF32Available() { return Current().gemm_f32_packed != nullptr; }
+
+void GemmF32Packed(const float* a, int64_t M, int64_t lda, const PackedGemvF32& b, int64_t first_block,
+                   int64_t end_block, float* c, int64_t ldc) {
+  const auto kernel = Current().gemm_f32_packed;
+  if (kernel == nullptr) std::abort();  // invariant: callers check PackedGemmF32Available()
+  kernel(a, M, lda, b, first_block, end_block, c, ldc);
 }
 
 const char* GemmPathName() { return Current().name; }

@@ -42,10 +42,10 @@ PackedGemvF32 PackedGemvF32::FromNK(const float* b, int64_t K, int64_t N, int64_
 
 namespace gemv_ref {
 
-void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate) {
+void GemvF32PackedBlocks(const float* a, const PackedGemvF32& b, int64_t first, int64_t end, float* y, bool accumulate) {
   constexpr int64_t kCols = PackedGemvF32::kBlockCols;
   const int64_t K = b.K(), N = b.N();
-  for (int64_t n0 = 0; n0 < N; n0 += kCols) {
+  for (int64_t n0 = first * kCols; n0 < N && n0 < end * kCols; n0 += kCols) {
     float acc[kCols] = {};
     const float* panel = b.block(n0 / kCols);
     for (int64_t k = 0; k < K; ++k)

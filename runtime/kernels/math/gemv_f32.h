@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "runtime/core/tensor.h"
+#include "runtime/platform/alternating_sweep.h"
 
 namespace nuphar {
 
@@ -39,13 +40,26 @@ class PackedGemvF32 {
   /// Block `block` (32 columns): K rows of 32 floats.
   const float* block(int64_t block) const { return data() + block * k_ * kBlockCols; }
   bool empty() const { return buffer_ == nullptr; }
+  /// The order of the next GEMV sweep over the blocks (platform/alternating_sweep.h).
+  const AlternatingSweep& sweep() const { return sweep_; }
 
  private:
   static PackedGemvF32 Allocate(int64_t K, int64_t N);
   float* data() const { return static_cast<float*>(buffer_->data()); }
   int64_t k_ = 0, n_ = 0;
   std::unique_ptr<Buffer> buffer_;  ///< 64-byte aligned (runtime/core/tensor.h)
+  AlternatingSweep sweep_;
 };
+
+/// Whether GemmF32Packed runs on the active tier (AVX-512; elsewhere MatMul keeps Eigen).
+bool PackedGemmF32Available();
+
+/// C[m, n] = sum_k A[m, k] * B[k, n] for m < M and the columns of 32-column blocks [first, end)
+/// (C overwritten, row strides lda and ldc): one FMA chain per element over k in order, so a
+/// column's values never depend on M, the block range or the thread that computes it. Only
+/// when PackedGemmF32Available() (gemm_packed_f32_avx512.cc explains the kernel).
+void GemmF32Packed(const float* a, int64_t M, int64_t lda, const PackedGemvF32& b, int64_t first_block,
+                   int64_t end_block, float* c, int64_t ldc);
 
 /// y[n] = (accumulate ? y[n] : 0) + sum_k a[k] * B[k, n] for n < N. Dispatched from CPUID
 /// (gemm_dispatch.cc, with GemmF32: SetGemmPathForTesting forces both).

@@ -9,10 +9,10 @@
 
 namespace nuphar::gemv_avx2 {
 
-void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate) {
+void GemvF32PackedBlocks(const float* a, const PackedGemvF32& b, int64_t first, int64_t end, float* y, bool accumulate) {
   constexpr int64_t kCols = PackedGemvF32::kBlockCols;
   const int64_t K = b.K(), N = b.N();
-  for (int64_t n0 = 0; n0 < N; n0 += kCols) {
+  for (int64_t n0 = first * kCols; n0 < N && n0 < end * kCols; n0 += kCols) {
     const float* p = b.block(n0 / kCols);
     __m256 even[4], odd[4];
     for (int g = 0; g < 4; ++g) even[g] = odd[g] = _mm256_setzero_ps();

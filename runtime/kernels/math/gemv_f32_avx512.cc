@@ -30,10 +30,10 @@ inline void Store(const __m512 even[2], const __m512 odd[2], int64_t cols, bool 
 
 }  // namespace
 
-void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumulate) {
+void GemvF32PackedBlocks(const float* a, const PackedGemvF32& b, int64_t first, int64_t end, float* y, bool accumulate) {
   const int64_t K = b.K(), N = b.N();
-  const int64_t blocks = (N + kCols - 1) / kCols;
-  int64_t blk = 0;
+  const int64_t blocks = std::min((N + kCols - 1) / kCols, end);
+  int64_t blk = first;
   for (; blk + 2 <= blocks; blk += 2) {
     const float* p = b.block(blk);
     const float* q = b.block(blk + 1);

@@ -49,13 +49,18 @@ void Product(const uint8_t* A, int64_t M, int64_t K, int64_t lda_bytes, const Pa
     base.k_elems = K;
     const int64_t blocks = (B.N() + kBlockCols - 1) / kBlockCols;
     const int tasks = static_cast<int>(std::min<int64_t>(threads, blocks));
+    // Every other call sweeps its blocks backwards, starting on those still in L2 (the sweep
+    // order changes no result).
+    const bool descending = B.gemv_sweep().NextIsDescending(blocks);
     auto columns = [&](int task) {
       const int64_t first = blocks * task / tasks, last = blocks * (task + 1) / tasks;
-      NgemmTileArgs t = base;
-      t.b = B.data() + first * B.block_stride();
-      t.cols = std::min(last * kBlockCols, B.N()) - first * kBlockCols;
-      t.c = C + first * kBlockCols;
-      d.gemv(t);
+      AlternatingSweep::ForEachChunk(first, last, descending, [&](int64_t b0, int64_t b1) {
+        NgemmTileArgs t = base;
+        t.b = B.data() + b0 * B.block_stride();
+        t.cols = std::min(b1 * kBlockCols, B.N()) - b0 * kBlockCols;
+        t.c = C + b0 * kBlockCols;
+        d.gemv(t);
+      });
     };
     if (tasks <= 1) {
       columns(0);

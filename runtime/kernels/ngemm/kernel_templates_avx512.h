@@ -40,6 +40,7 @@ struct NoBlock {
   static void Block(const uint8_t*, int64_t, const uint8_t* const*, int64_t, int32_t*, int64_t) {}
   static constexpr bool kHasGemvBlock = false;
   static void GemvBlock(const uint8_t*, const uint8_t*, int64_t, __m512i*) {}
+  static void GemvFullBlocks(const uint8_t*, const uint8_t*, int64_t, int64_t, int64_t, int32_t*) {}
 };
 
 /// Stores (or adds into) the first `valid` (may be <= 0 or >= 16) columns of c.
@@ -205,7 +206,17 @@ void GemvBlocks(const NgemmTileArgs& t) {
   const bool has_tail = row_bytes % 4 != 0;
   const uint32_t tail = has_tail ? LoadActivationGroup(t.a, 4 * full_groups, row_bytes) : 0;
 
-  for (int64_t col0 = 0; col0 < t.cols; col0 += kBlockCols) {
+  int64_t first_col = 0;
+  if constexpr (Op::kHasGemvBlock) {
+    // Whole blocks of whole groups of 4 k-groups, stored not accumulated: one hand-scheduled
+    // loop over all of them (the op's GemvFullBlocks); the loop below takes the rest.
+    const int64_t whole_blocks = t.cols / kBlockCols;
+    if (!t.accumulate && !has_tail && full_groups % 4 == 0 && full_groups > 0 && whole_blocks > 0) {
+      Op::GemvFullBlocks(t.a, t.b, full_groups / 4, whole_blocks, t.block_stride, t.c);
+      first_col = whole_blocks * kBlockCols;
+    }
+  }
+  for (int64_t col0 = first_col; col0 < t.cols; col0 += kBlockCols) {
     const uint8_t* b = t.b + (col0 / kBlockCols) * t.block_stride;
     __m512i acc[kSets][2];
     #pragma GCC unroll 8

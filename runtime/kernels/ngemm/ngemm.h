@@ -58,6 +58,7 @@
 #include <optional>
 #include <string>
 
+#include "runtime/platform/alternating_sweep.h"
 #include "runtime/platform/cpu_features.h"
 
 namespace nuphar {
@@ -103,6 +104,8 @@ class PackedInt8Weights {
   bool weights_within_7bit() const { return within_7bit_; }
   /// Bytes between two consecutive 32-column blocks.
   int64_t block_stride() const { return block_stride_; }
+  /// The order of the next GEMV (M = 1) sweep over the blocks (platform/alternating_sweep.h).
+  const AlternatingSweep& gemv_sweep() const { return gemv_sweep_; }
 
  private:
   friend struct PackAccess;
@@ -112,6 +115,7 @@ class PackedInt8Weights {
   bool within_7bit_ = false;
   const uint8_t* data_ = nullptr;
   const int32_t* col_sums_ = nullptr;
+  AlternatingSweep gemv_sweep_;
 };
 
 // ------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // MatMul (numpy.matmul semantics, batch broadcasting) and Gemm (transA/transB, alpha, beta,
 // unidirectional C broadcast; opset < 7 `broadcast` attribute). fp32/fp64 go through Eigen,
-// except one fp32 row against a constant 2-D B (a Scan body's h x R^T), which runs the packed
-// GEMV of gemv_f32.h. B is packed on the first such call (once, thread-safe), so a constant B
-// that only ever meets many rows (a hoisted input projection) is not stored twice.
+// except fp32 rows against a constant 2-D B: one row (a Scan body's h x R^T) runs the packed
+// GEMV of gemv_f32.h, several (the hoisted input projection X x W) its packed GEMM where the tier
+// has one (AVX-512). B is packed on the first such call (once, thread-safe).
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -42,6 +42,22 @@ void GemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, int64_t N, in
   });
 }
 
+// [M, K] x the packed constant B with gemv_f32.h's GEMM, split by 32-column blocks over the
+// session's pool under the same rule as GemmMaybeSplit. Every column is one FMA chain per element
+// whatever the split, so results do not depend on the thread count.
+void PackedGemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, const float* a, const PackedGemvF32& b,
+                          float* c) {
+  const int64_t N = b.N(), K = b.K();
+  const int64_t blocks = (N + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
+  const int threads = pool != nullptr && min_work > 0 ? pool->num_threads() : 1;
+  const int tasks = static_cast<int>(std::min<int64_t>(threads, blocks));
+  if (tasks <= 1 || M * N * K / threads < min_work) {
+    GemmF32Packed(a, M, K, b, 0, blocks, c, N);
+    return;
+  }
+  pool->ParallelFor(tasks, [&](int t) { GemmF32Packed(a, M, K, b, blocks * t / tasks, blocks * (t + 1) / tasks, c, N); });
+}
+
 class MatMulKernel final : public OpKernel {
  public:
   MatMulKernel(bool b_is_constant_f32_matrix, int64_t k, int64_t n, ThreadPool* pool, int64_t parallel_min_work)
@@ -75,6 +91,12 @@ class MatMulKernel final : public OpKernel {
           return Status::OK();
         }
       }
+      if constexpr (std::is_same_v<T, float>) {
+        if (b_is_constant_f32_matrix_ && s.b_shared_and_a_contiguous() && PackedGemmF32Available()) {
+          PackedGemm(pa, s.batch_count * s.M, pb, py);
+          return Status::OK();
+        }
+      }
       if (s.b_shared_and_a_contiguous()) {
         // All batches of A against one B: a single [batch*M, K] x [K, N] product.
         GemmMaybeSplit<T>(pool_, parallel_min_work_, s.batch_count * s.M, s.N, s.K, pa, pb, py);
@@ -97,7 +119,16 @@ class MatMulKernel final : public OpKernel {
       GemvF32Packed(inputs[0], k->packed_b_, outputs[0], false);
       return;
     }
+    if (PackedGemmF32Available()) {
+      k->PackedGemm(inputs[0], rows, inputs[1], outputs[0]);
+      return;
+    }
     GemmMaybeSplit<float>(k->pool_, k->parallel_min_work_, rows, k->n_, k->k_, inputs[0], inputs[1], outputs[0]);
+  }
+  // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
+  void PackedGemm(const float* a, int64_t rows, const float* b, float* y) const {
+    std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
+    PackedGemmMaybeSplit(pool_, parallel_min_work_, rows, a, packed_b_, y);
   }
   static size_t NoScratch(const void*, int64_t) { return 0; }
 

@@ -52,8 +52,59 @@ TEST_P(GemvF32Test, MatchesDoubleReferenceForEveryEdge) {
     }
 }
 
+// Consecutive calls on the same packed weights sweep the blocks ascending, then descending
+// (platform/alternating_sweep.h): both give the same bits, a partial last block included.
+TEST_P(GemvF32Test, DescendingSweepGivesTheAscendingBits) {
+  uint32_t seed = 60;
+  for (int64_t K : {1, 17, 80})
+    for (int64_t N : {5 * 32, 9 * 32 + 7}) {
+      const auto b_kn = RandomFloats(size_t(K * N), seed++);
+      const auto a = RandomFloats(size_t(K), seed++);
+      const auto y0 = RandomFloats(size_t(N) + 1, seed++);
+      const PackedGemvF32 packed = PackedGemvF32::FromKN(b_kn.data(), K, N, N);
+      for (bool accumulate : {false, true}) {
+        std::vector<float> ascending = y0, descending = y0;
+        GemvF32Packed(a.data(), packed, ascending.data(), accumulate);
+        GemvF32Packed(a.data(), packed, descending.data(), accumulate);
+        ASSERT_EQ(0, std::memcmp(ascending.data(), descending.data(), ascending.size() * sizeof(float)))
+            << "K=" << K << " N=" << N << " accumulate=" << accumulate;
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, GemmPath::kAvx2),
                          [](const auto& info) { return info.param == GemmPath::kRef ? "ref" : "avx2"; });
+
+// The packed GEMM (AVX-512 tiers): every row count around the 8-row block, K and N around the
+// 32-column block, against a double-precision reference; then any split into block ranges gives
+// the bits of the whole product, and one row gives the bits of the same row in a larger M.
+TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
+  if (!PackedGemmF32Available()) GTEST_SKIP() << "no packed GEMM on tier " << GemmPathName();
+  uint32_t seed = 90;
+  for (int64_t M : {1, 2, 7, 8, 9, 15, 16, 17, 100})
+    for (int64_t K : {1, 17, 80})
+      for (int64_t N : {1, 31, 33, 100, 160}) {
+        const auto b_kn = RandomFloats(size_t(K * N), seed++);
+        const auto a = RandomFloats(size_t(M * K), seed++);
+        const PackedGemvF32 packed = PackedGemvF32::FromKN(b_kn.data(), K, N, N);
+        const int64_t blocks = (N + 31) / 32;
+        std::vector<float> whole(size_t(M * N) + 1, -7.0f);  // one guard element past the end
+        GemmF32Packed(a.data(), M, K, packed, 0, blocks, whole.data(), N);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            double ref = 0;
+            for (int64_t k = 0; k < K; ++k) ref += double(a[size_t(m * K + k)]) * b_kn[size_t(k * N + n)];
+            ASSERT_NEAR(whole[size_t(m * N + n)], ref, 1e-5 * (1 + std::abs(ref))) << "M=" << M << " K=" << K << " N=" << N;
+          }
+        ASSERT_EQ(whole.back(), -7.0f) << "wrote past C, M=" << M << " K=" << K << " N=" << N;
+        std::vector<float> split(whole.size(), -7.0f);
+        for (int64_t blk = blocks; blk > 0; --blk) GemmF32Packed(a.data(), M, K, packed, blk - 1, blk, split.data(), N);
+        ASSERT_EQ(0, std::memcmp(whole.data(), split.data(), whole.size() * sizeof(float))) << "M=" << M << " N=" << N;
+        std::vector<float> last_row(static_cast<size_t>(N));
+        GemmF32Packed(a.data() + (M - 1) * K, 1, K, packed, 0, blocks, last_row.data(), N);
+        ASSERT_EQ(0, std::memcmp(last_row.data(), whole.data() + (M - 1) * N, size_t(N) * sizeof(float))) << "M=" << M;
+      }
+}
 
 // The AVX-512 tier's GEMV (two blocks at a time) gives the AVX2 GEMV's bits: same chains per
 // column. kAuto runs the process tier's copy, which is the AVX-512 one on such a CPU.

@@ -272,6 +272,28 @@ TEST_P(NgemmPathTest, ModelShapes) {
   }
 }
 
+// Consecutive GEMVs on the same packed weights sweep the 32-column blocks ascending, then
+// descending (platform/alternating_sweep.h): both equal the reference, a partial block included.
+TEST_P(NgemmPathTest, GemvSweepsInBothDirectionsEqualTheReference) {
+  std::mt19937 rng(800);
+  for (int64_t N : {5 * 32, 9 * 32 + 7}) {
+    const int64_t K = 100;
+    std::vector<uint8_t> A(static_cast<size_t>(K));
+    FillRandom(A.data(), A.size(), 0, 127, rng);
+    std::vector<int8_t> B(static_cast<size_t>(K * N));
+    FillRandom(reinterpret_cast<uint8_t*>(B.data()), B.size(), -128, 127, rng);
+    testing::OwnedPacked packed = PackOwned(B.data(), K, N, WeightType::kInt8);
+    const std::vector<int32_t> expected = ReferenceProduct(A.data(), B.data(), 1, K, N, {}, {});
+    NgemmParams p;
+    p.a_within_7bit = true;
+    for (const char* sweep : {"ascending", "descending"}) {
+      std::vector<int32_t> C(static_cast<size_t>(N), 0x5a5a5a5a);
+      NgemmU8S8(A.data(), 1, K, K, packed.weights, C.data(), N, p);
+      ASSERT_EQ(C, expected) << "path " << GetNgemmDispatch().name << " N=" << N << " " << sweep << " sweep";
+    }
+  }
+}
+
 // Long sweep (run with --gtest_also_run_disabled_tests --gtest_filter='*DISABLED_*').
 TEST_P(NgemmPathTest, DISABLED_LongSweep) {
   uint32_t seed = 900;
