@@ -174,23 +174,30 @@ TopoOrder TopologicalOrder(const onnx::GraphProto& graph, const TopoOptions& opt
       if (!o.empty()) producer[o] = i;
   std::vector<std::vector<int>> readers(n);
   std::vector<int> pending(n, 0);
+  // depends_on[p] == i once node i counts producer p: one edge per pair without copying a node's
+  // input names or building a set per node (this order is computed for every graph at each load).
+  std::vector<int> depends_on(n, -1);
   for (int i = 0; i < n; ++i) {
-    std::vector<std::string> reads(graph.node(i).input().begin(), graph.node(i).input().end());
-    for (auto& name : ImplicitInputs(graph.node(i))) reads.push_back(std::move(name));
-    std::unordered_set<int> deps;
-    for (const auto& name : reads) {
+    bool reads_itself = false;
+    auto read = [&](const std::string& name) {
       auto it = producer.find(name);
-      if (it == producer.end()) continue;
-      if (it->second == i) {
-        if (!options.self_read_is_cycle) continue;
-        result.cycle_node = i;
-        result.self_read = true;
-        return result;
+      if (it == producer.end()) return;
+      const int p = it->second;
+      if (p == i) {
+        reads_itself = true;
+        return;
       }
-      if (deps.insert(it->second).second) {
-        readers[it->second].push_back(i);
-        ++pending[i];
-      }
+      if (depends_on[p] == i) return;
+      depends_on[p] = i;
+      readers[p].push_back(i);
+      ++pending[i];
+    };
+    for (const auto& name : graph.node(i).input()) read(name);
+    for (const auto& name : ImplicitInputs(graph.node(i))) read(name);
+    if (reads_itself && options.self_read_is_cycle) {
+      result.cycle_node = i;
+      result.self_read = true;
+      return result;
     }
   }
   result.order.reserve(n);
