@@ -36,6 +36,15 @@ class IfKernel final : public OpKernel {
       if (!v || !v->defined()) return Diag::Msg("If branch '" + plan.name() + "' did not produce output " + std::to_string(i));
       ctx.SetOutputAlias(i, *v);
     }
+    // A value the outputs share (a large one: SetOutputAlias) leaves the kept branch frame, as a
+    // Run's outputs leave the pooled frame (session.cc): the frame must not decide from a relaxed
+    // use count whether it may write into a buffer that another thread may still read.
+    for (size_t i = 0; i < ctx.num_outputs(); ++i) {
+      const int ref = plan.output_ref(i);
+      const Tensor* out = ctx.output(i);
+      if (ref >= 0 && ref < plan.num_locals() && out && out->SharesBufferWith(branch.Local(ref)))
+        branch.Local(ref) = Tensor();
+    }
     return Status::OK();
   }
 

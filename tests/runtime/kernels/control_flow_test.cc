@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -331,6 +332,35 @@ TEST(If, KeptBranchFramesReadNewOuterValuesAndDoNotAllocate) {
     const float expected = c ? (kChain + 1) * x : (1 - kChain) * x;
     EXPECT_EQ(Floats((*out)[0]), (std::vector<float>{expected, expected, expected})) << "run " << run;
     if (run >= 2) EXPECT_EQ(allocations, 1u) << "run " << run << " (only the output handed to the caller)";
+  }
+}
+
+// A large branch output (shared with the node's output, not copied: SetOutputAlias) that a Run
+// hands to the caller stays the caller's: later Runs on the same session, which reuse the kept
+// branch frame, do not write into it.
+TEST(If, LargeOutputsHandedToTheCallerStayUnchanged) {
+  constexpr int64_t kLarge = 128 * 1024;  // floats: 512 KB, above SetOutputAlias's copy limit
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  else_g.set_name("else");
+  AddNode(then_g, "Add", {"x", "x"}, {"t_out"});
+  AddNode(else_g, "Neg", {"x"}, {"e_out"});
+  then_g.add_output()->set_name("t_out");
+  else_g.add_output()->set_name("e_out");
+  auto session = IfSession(then_g, else_g, {{"x", kLarge}});
+  ASSERT_TRUE(session);
+  std::vector<std::vector<Tensor>> kept;
+  for (int run = 0; run < 4; ++run) {
+    const float x = static_cast<float>(run + 1);
+    auto out = session->Run({{"c", Tensor::Scalar<bool>(run % 2 == 0)},
+                             {"x", Tensor::FromVector<float>({kLarge}, std::vector<float>(kLarge, x))}});
+    ASSERT_TRUE(out) << out.status().message();
+    kept.push_back(std::move(*out));
+  }
+  for (int run = 0; run < 4; ++run) {
+    const float x = static_cast<float>(run + 1), want = run % 2 == 0 ? 2 * x : -x;
+    const std::vector<float> got = Floats(kept[static_cast<size_t>(run)][0]);
+    EXPECT_EQ(std::count(got.begin(), got.end(), want), kLarge) << "run " << run;
   }
 }
 
