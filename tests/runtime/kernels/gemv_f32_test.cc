@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, G
 
 // The packed GEMM (AVX-512 tiers): every row count around the 8-row block, K and N around the
 // 32-column block, against a double-precision reference; then any split into block ranges gives
-// the bits of the whole product, and one row gives the bits of the same row in a larger M.
+// the bits of the whole product, one row gives the bits of the same row in a larger M, and a
+// bias gives the product's bits plus the bias, rounded once (MatMulAddBias's store).
 TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
   if (!PackedGemmF32Available()) GTEST_SKIP() << "no packed GEMM on tier " << GemmPathName();
   uint32_t seed = 90;
