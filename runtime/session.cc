@@ -26,6 +26,7 @@
 #include "runtime/core/settings.h"
 #include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/jit/jit.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/platform/thread_pool.h"
@@ -246,6 +247,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   if (!settings_->Is("nuphar_execution_mode", "reference")) {
     model_->rewrites.push_back(CreateDynQuantMatMulFusion());
     model_->rewrites.push_back(CreateConvActivationFusion());
+    model_->rewrites.push_back(CreateMatMulAddBiasFusion());
     model_->rewrites.push_back(jit::CreateJitPartitionPass());
   }
   // Settings::Parse has checked both are non-negative integers.

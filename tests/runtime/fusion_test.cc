@@ -14,10 +14,12 @@
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/jit/jit.h"
 #include "runtime/platform/cpu_features.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
+#include "tests/modellib/random_tensor.h"
 
 namespace nuphar {
 namespace {
@@ -61,13 +63,7 @@ DynQuantFusionReport FuseModel(onnx::ModelProto model) {
 
 class FusionTest : public ::testing::TestWithParam<Fixture> {};
 
-Tensor RandomTensor(std::vector<int64_t> shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  Tensor t(DType::kFloat, std::move(shape));
-  for (int64_t i = 0; i < t.size(); ++i) t.data<float>()[i] = dist(gen);
-  return t;
-}
+using testing::RandomTensor;
 
 Tensor RandomInput(int64_t seq, int64_t batch, int64_t dim, uint32_t seed, bool constant_rows) {
   Tensor t = RandomTensor({seq, batch, dim}, seed);
@@ -278,6 +274,7 @@ TEST(RuntimePassesTest, AreGraphLevelGraphPasses) {
   passes.push_back(CreateDynQuantMatMulFusion());
   passes.push_back(CreateConvActivationFusion());
   passes.push_back(jit::CreateJitPartitionPass());
+  passes.push_back(CreateMatMulAddBiasFusion());
   onnx::GraphProto graph;
   auto* conv = graph.add_node();
   conv->set_op_type("Conv");
@@ -293,6 +290,7 @@ TEST(RuntimePassesTest, AreGraphLevelGraphPasses) {
   }
   EXPECT_FALSE(passes[0]->MayApply(graph));  // no MatMulInteger
   EXPECT_TRUE(passes[1]->MayApply(graph));   // a Conv
+  EXPECT_FALSE(passes[3]->MayApply(graph));  // no MatMul
 }
 
 }  // namespace

@@ -60,10 +60,10 @@ void GemvF32Packed(const float* a, const PackedGemvF32& b, float* y, bool accumu
 bool PackedGemmF32Available() { return Current().gemm_f32_packed != nullptr; }
 
 void GemmF32Packed(const float* a, int64_t M, int64_t lda, const PackedGemvF32& b, int64_t first_block,
-                   int64_t end_block, float* c, int64_t ldc) {
+                   int64_t end_block, const float* bias, float* c, int64_t ldc) {
   const auto kernel = Current().gemm_f32_packed;
   if (kernel == nullptr) std::abort();  // invariant: callers check PackedGemmF32Available()
-  kernel(a, M, lda, b, first_block, end_block, c, ldc);
+  kernel(a, M, lda, b, first_block, end_block, bias, c, ldc);
 }
 
 const char* GemmPathName() { return Current().name; }

@@ -54,12 +54,13 @@ class PackedGemvF32 {
 /// Whether GemmF32Packed runs on the active tier (AVX-512; elsewhere MatMul keeps Eigen).
 bool PackedGemmF32Available();
 
-/// C[m, n] = sum_k A[m, k] * B[k, n] for m < M and the columns of 32-column blocks [first, end)
-/// (C overwritten, row strides lda and ldc): one FMA chain per element over k in order, so a
-/// column's values never depend on M, the block range or the thread that computes it. Only
-/// when PackedGemmF32Available() (gemm_packed_f32_avx512.cc explains the kernel).
+/// C[m, n] = sum_k A[m, k] * B[k, n] (+ bias[n], added to the finished sum, when bias is not
+/// null) for m < M and the columns of 32-column blocks [first, end) (C overwritten, row strides
+/// lda and ldc): one FMA chain per element over k in order, so a column's values never depend on
+/// M, the block range or the thread that computes it. Only when PackedGemmF32Available()
+/// (gemm_packed_f32_avx512.cc explains the kernel).
 void GemmF32Packed(const float* a, int64_t M, int64_t lda, const PackedGemvF32& b, int64_t first_block,
-                   int64_t end_block, float* c, int64_t ldc);
+                   int64_t end_block, const float* bias, float* c, int64_t ldc);
 
 /// y[n] = (accumulate ? y[n] : 0) + sum_k a[k] * B[k, n] for n < N. Dispatched from CPUID
 /// (gemm_dispatch.cc, with GemmF32: SetGemmPathForTesting forces both).

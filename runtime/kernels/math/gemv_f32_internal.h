@@ -12,9 +12,10 @@ namespace gemv_avx2 {
 void GemvF32PackedBlocks(const float* a, const PackedGemvF32& b, int64_t first, int64_t end, float* y, bool accumulate);
 }
 namespace gemv_avx512 {
-/// C[m, n] for rows [0, M) and the columns of blocks [first, end) (gemm_packed_f32_avx512.cc).
+/// C[m, n] (+ bias[n] when bias is not null) for rows [0, M) and the columns of blocks [first, end)
+/// (gemm_packed_f32_avx512.cc).
 void GemmF32PackedBlocks(const float* a, int64_t M, int64_t lda, const PackedGemvF32& b, int64_t first, int64_t end,
-                         float* c, int64_t ldc);
+                         const float* bias, float* c, int64_t ldc);
 void GemvF32PackedBlocks(const float* a, const PackedGemvF32& b, int64_t first, int64_t end, float* y, bool accumulate);
 }
 }  // namespace nuphar

@@ -3,11 +3,14 @@
 // except fp32 rows against a constant 2-D B: one row (a Scan body's h x R^T) runs the packed
 // GEMV of gemv_f32.h, several (the hoisted input projection X x W) its packed GEMM where the tier
 // has one (AVX-512). B is packed on the first such call (once, thread-safe).
+// MatMulAddBias (runtime/fusion/matmul_bias_fusion.h) is the same kernel with a constant bias
+// row added to the finished product: in the packed GEMM's store, after the other paths.
 #include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <type_traits>
 
+#include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/kernels/math/gemm_eigen.h"
 #include "runtime/kernels/math/gemv_f32.h"
 #include "runtime/kernels/nn/nn_dtype.h"
@@ -46,22 +49,31 @@ void GemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, int64_t N, in
 // session's pool under the same rule as GemmMaybeSplit. Every column is one FMA chain per element
 // whatever the split, so results do not depend on the thread count.
 void PackedGemmMaybeSplit(ThreadPool* pool, int64_t min_work, int64_t M, const float* a, const PackedGemvF32& b,
-                          float* c) {
+                          const float* bias, float* c) {
   const int64_t N = b.N(), K = b.K();
   const int64_t blocks = (N + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
   const int threads = pool != nullptr && min_work > 0 ? pool->num_threads() : 1;
   const int tasks = static_cast<int>(std::min<int64_t>(threads, blocks));
   if (tasks <= 1 || M * N * K / threads < min_work) {
-    GemmF32Packed(a, M, K, b, 0, blocks, c, N);
+    GemmF32Packed(a, M, K, b, 0, blocks, bias, c, N);
     return;
   }
-  pool->ParallelFor(tasks, [&](int t) { GemmF32Packed(a, M, K, b, blocks * t / tasks, blocks * (t + 1) / tasks, c, N); });
+  pool->ParallelFor(tasks, [&](int t) { GemmF32Packed(a, M, K, b, blocks * t / tasks, blocks * (t + 1) / tasks, bias, c, N); });
+}
+
+// c[r, n] += bias[n] for `rows` rows of N: MatMulAddBias on the paths whose product cannot add
+// it on the way out (one float32 rounding per element, as the Add node it replaces).
+void AddBiasRows(const float* bias, int64_t rows, int64_t N, float* c) {
+  for (int64_t r = 0; r < rows; ++r, c += N)
+    for (int64_t n = 0; n < N; ++n) c[n] += bias[n];
 }
 
 class MatMulKernel final : public OpKernel {
  public:
-  MatMulKernel(bool b_is_constant_f32_matrix, int64_t k, int64_t n, ThreadPool* pool, int64_t parallel_min_work)
-      : b_is_constant_f32_matrix_(b_is_constant_f32_matrix),
+  MatMulKernel(bool b_is_constant_f32_matrix, int64_t k, int64_t n, ThreadPool* pool, int64_t parallel_min_work,
+               bool add_bias)
+      : add_bias_(add_bias),
+        b_is_constant_f32_matrix_(b_is_constant_f32_matrix),
         k_(k),
         n_(n),
         pool_(pool),
@@ -79,6 +91,13 @@ class MatMulKernel final : public OpKernel {
     if (!a || !b) return Diag::Msg("MatMul needs inputs A and B");
     if (a->dtype() != b->dtype()) return Diag::Msg("MatMul inputs A and B have different element types");
     NUPHAR_ASSIGN_OR_RETURN(const MatMulShape s, MatMulShape::Compute(a->shape(), b->shape()));
+    const float* bias = nullptr;
+    if (add_bias_) {
+      const Tensor* t = ctx.input(2);
+      if (!t || t->dtype() != DType::kFloat || a->dtype() != DType::kFloat || t->size() != s.N)
+        return Diag::Msg("MatMulAddBias needs float A and a float bias of " + std::to_string(s.N) + " elements");
+      bias = t->data<float>();
+    }
     Tensor* y = ctx.Output(0, a->dtype(), s.output_shape());
     return DispatchGemmTypes(a->dtype(), [&]<class T>() {
       const T* pa = a->data<T>();
@@ -88,23 +107,27 @@ class MatMulKernel final : public OpKernel {
         if (b_is_constant_f32_matrix_ && s.batch_count * s.M == 1) {
           std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(pb, s.K, s.N, s.N); });
           GemvF32Packed(pa, packed_b_, py, false);
+          if (bias) AddBiasRows(bias, 1, s.N, py);
           return Status::OK();
         }
       }
       if constexpr (std::is_same_v<T, float>) {
         if (b_is_constant_f32_matrix_ && s.b_shared_and_a_contiguous() && PackedGemmF32Available()) {
-          PackedGemm(pa, s.batch_count * s.M, pb, py);
+          PackedGemm(pa, s.batch_count * s.M, pb, bias, py);
           return Status::OK();
         }
       }
       if (s.b_shared_and_a_contiguous()) {
         // All batches of A against one B: a single [batch*M, K] x [K, N] product.
         GemmMaybeSplit<T>(pool_, parallel_min_work_, s.batch_count * s.M, s.N, s.K, pa, pb, py);
-        return Status::OK();
+      } else {
+        for (int64_t i = 0; i < s.batch_count; ++i)
+          GemmAny<T>(false, false, s.M, s.N, s.K, T(1), pa + s.a_offset(i), s.K, pb + s.b_offset(i), s.N, T(0),
+                     py + i * s.M * s.N, s.N);
       }
-      for (int64_t i = 0; i < s.batch_count; ++i)
-        GemmAny<T>(false, false, s.M, s.N, s.K, T(1), pa + s.a_offset(i), s.K, pb + s.b_offset(i), s.N, T(0),
-                   py + i * s.M * s.N, s.N);
+      if constexpr (std::is_same_v<T, float>) {
+        if (bias) AddBiasRows(bias, s.batch_count * s.M, s.N, py);
+      }
       return Status::OK();
     });
   }
@@ -114,24 +137,28 @@ class MatMulKernel final : public OpKernel {
   static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
                          float* const* outputs, int64_t rows, void* scratch) {
     const auto* k = static_cast<const MatMulKernel*>(state);
+    const float* bias = k->add_bias_ ? inputs[2] : nullptr;
     if (rows == 1) {
       std::call_once(k->pack_once_, [&] { k->packed_b_ = PackedGemvF32::FromKN(inputs[1], k->k_, k->n_, k->n_); });
       GemvF32Packed(inputs[0], k->packed_b_, outputs[0], false);
+      if (bias) AddBiasRows(bias, 1, k->n_, outputs[0]);
       return;
     }
     if (PackedGemmF32Available()) {
-      k->PackedGemm(inputs[0], rows, inputs[1], outputs[0]);
+      k->PackedGemm(inputs[0], rows, inputs[1], bias, outputs[0]);
       return;
     }
     GemmMaybeSplit<float>(k->pool_, k->parallel_min_work_, rows, k->n_, k->k_, inputs[0], inputs[1], outputs[0]);
+    if (bias) AddBiasRows(bias, rows, k->n_, outputs[0]);
   }
   // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
-  void PackedGemm(const float* a, int64_t rows, const float* b, float* y) const {
+  void PackedGemm(const float* a, int64_t rows, const float* b, const float* bias, float* y) const {
     std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
-    PackedGemmMaybeSplit(pool_, parallel_min_work_, rows, a, packed_b_, y);
+    PackedGemmMaybeSplit(pool_, parallel_min_work_, rows, a, packed_b_, bias, y);
   }
   static size_t NoScratch(const void*, int64_t) { return 0; }
 
+  const bool add_bias_;  ///< MatMulAddBias: input 2 is the bias row
   const bool b_is_constant_f32_matrix_;
   const int64_t k_, n_;
   DirectCall direct_;
@@ -149,7 +176,21 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
   const Tensor* b = node.constant_input(1);
   const bool constant_f32_matrix = b && b->dtype() == DType::kFloat && b->rank() == 2;
   return MakeKernel<MatMulKernel>(constant_f32_matrix, constant_f32_matrix ? b->dim(0) : 0,
-                                  constant_f32_matrix ? b->dim(1) : 0, node.thread_pool(), node.parallel_min_work());
+                                  constant_f32_matrix ? b->dim(1) : 0, node.thread_pool(), node.parallel_min_work(),
+                                  /*add_bias=*/false);
+}
+
+// MatMulAddBias: only what the fusion emits, a constant float [K, N] B and a constant float [N]
+// bias (the direct call reads the bias as its third input).
+Expected<std::unique_ptr<OpKernel>> CreateMatMulAddBias(const NodeInfo& node) {
+  const Tensor* b = node.constant_input(1);
+  const Tensor* bias = node.constant_input(2);
+  if (!b || b->dtype() != DType::kFloat || b->rank() != 2)
+    return node.Error("MatMulAddBias needs a constant float 2-D B");
+  if (!bias || bias->dtype() != DType::kFloat || bias->rank() != 1 || bias->dim(0) != b->dim(1))
+    return node.Error("MatMulAddBias needs a constant float bias of B's " + std::to_string(b->dim(1)) + " columns");
+  return MakeKernel<MatMulKernel>(true, b->dim(0), b->dim(1), node.thread_pool(), node.parallel_min_work(),
+                                  /*add_bias=*/true);
 }
 
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].
@@ -222,6 +263,7 @@ Expected<std::unique_ptr<OpKernel>> CreateGemm(const NodeInfo& node) {
 
 void RegisterMatMulKernels(KernelRegistry& r) {
   r.Add("", "MatMul", CreateMatMul);
+  r.Add(kFusedDomain, kMatMulAddBiasOp, CreateMatMulAddBias);
   r.Add("", "Gemm", CreateGemm);
 }
 

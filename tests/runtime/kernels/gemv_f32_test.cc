@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, G
 
 // The packed GEMM (AVX-512 tiers): every row count around the 8-row block, K and N around the
 // 32-column block, against a double-precision reference; then any split into block ranges gives
-// the bits of the whole product, and one row gives the bits of the same row in a larger M.
+// the bits of the whole product, one row gives the bits of the same row in a larger M, and a
+// bias gives the product's bits plus the bias, rounded once (MatMulAddBias's store).
 TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
   if (!PackedGemmF32Available()) GTEST_SKIP() << "no packed GEMM on tier " << GemmPathName();
   uint32_t seed = 90;
@@ -89,7 +90,7 @@ TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
         const PackedGemvF32 packed = PackedGemvF32::FromKN(b_kn.data(), K, N, N);
         const int64_t blocks = (N + 31) / 32;
         std::vector<float> whole(size_t(M * N) + 1, -7.0f);  // one guard element past the end
-        GemmF32Packed(a.data(), M, K, packed, 0, blocks, whole.data(), N);
+        GemmF32Packed(a.data(), M, K, packed, 0, blocks, nullptr, whole.data(), N);
         for (int64_t m = 0; m < M; ++m)
           for (int64_t n = 0; n < N; ++n) {
             double ref = 0;
@@ -98,11 +99,21 @@ TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
           }
         ASSERT_EQ(whole.back(), -7.0f) << "wrote past C, M=" << M << " K=" << K << " N=" << N;
         std::vector<float> split(whole.size(), -7.0f);
-        for (int64_t blk = blocks; blk > 0; --blk) GemmF32Packed(a.data(), M, K, packed, blk - 1, blk, split.data(), N);
+        for (int64_t blk = blocks; blk > 0; --blk) GemmF32Packed(a.data(), M, K, packed, blk - 1, blk, nullptr, split.data(), N);
         ASSERT_EQ(0, std::memcmp(whole.data(), split.data(), whole.size() * sizeof(float))) << "M=" << M << " N=" << N;
         std::vector<float> last_row(static_cast<size_t>(N));
-        GemmF32Packed(a.data() + (M - 1) * K, 1, K, packed, 0, blocks, last_row.data(), N);
+        GemmF32Packed(a.data() + (M - 1) * K, 1, K, packed, 0, blocks, nullptr, last_row.data(), N);
         ASSERT_EQ(0, std::memcmp(last_row.data(), whole.data() + (M - 1) * N, size_t(N) * sizeof(float))) << "M=" << M;
+        // A bias is added to the finished sums: the bits of a separate Add after the product.
+        const auto bias = RandomFloats(size_t(N), seed++);
+        std::vector<float> biased(whole.size(), -7.0f);
+        GemmF32Packed(a.data(), M, K, packed, 0, blocks, bias.data(), biased.data(), N);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            const float added = whole[size_t(m * N + n)] + bias[size_t(n)];
+            ASSERT_EQ(0, std::memcmp(&biased[size_t(m * N + n)], &added, sizeof(float))) << "M=" << M << " N=" << N;
+          }
+        ASSERT_EQ(biased.back(), -7.0f) << "wrote past C with a bias, M=" << M << " N=" << N;
       }
 }
 
