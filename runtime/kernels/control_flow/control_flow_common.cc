@@ -77,12 +77,15 @@ void CarriedValues::Advance(Frame& body, std::span<const Tensor* const> rewritte
   }
 }
 
-void CarriedValues::Unbind(Frame& body, std::span<const Tensor* const> initial) const {
-  const GraphPlan& plan = body.plan();
+void CarriedValues::Unbind(KernelContext& ctx, const GraphPlan& body_plan, size_t first_initial_input) const {
+  Frame& body = ctx.SubgraphFrame(0, body_plan);
   for (size_t k = 0; k < inputs_.size(); ++k) {
-    Tensor& out = body.Local(plan.output_ref(static_cast<size_t>(outputs_[k])));
-    for (const Tensor* v : initial)
-      if (v && swap_[k] && out.SharesBufferWith(*v)) out = Tensor();
+    if (!swap_[k]) continue;
+    Tensor& out = body.Local(body_plan.output_ref(static_cast<size_t>(outputs_[k])));
+    for (size_t j = 0; j < inputs_.size(); ++j) {
+      const Tensor* v = ctx.input(first_initial_input + j);
+      if (v && out.SharesBufferWith(*v)) out = Tensor();
+    }
   }
   body.ClearInputs();
 }

@@ -26,6 +26,7 @@ namespace nuphar {
 class GraphPlan;
 class Frame;
 class NodeInfo;
+class KernelContext;
 
 /// Refuses a subgraph whose inputs or outputs are not tensors (sequences, optionals, maps).
 Status CheckTensorOnlyGraph(const NodeInfo& node, const onnx::GraphProto& g, const std::string& attr);
@@ -53,10 +54,11 @@ class CarriedValues {
   /// After an iteration: makes each output the next input. A value that shares a buffer with
   /// one of `rewritten` (tensors the caller overwrites in place every step) is cloned.
   void Advance(Frame& body, std::span<const Tensor* const> rewritten) const;
-  /// After the last iteration, for a body frame that is kept (Frame::SubgraphFrame): unbinds
-  /// every body input, and the `initial` values that the swaps left in output slots, so that the
-  /// kept frame holds no buffer of the enclosing graph's.
-  void Unbind(Frame& body, std::span<const Tensor* const> initial) const;
+  /// After the last iteration, for the body frame that `ctx` keeps for subgraph 0
+  /// (Frame::SubgraphFrame): unbinds every body input, and the initial values (the node's inputs
+  /// from `first_initial_input` on, one per carried value) that the swaps left in output slots,
+  /// so that the kept frame holds no buffer of the enclosing graph's.
+  void Unbind(KernelContext& ctx, const GraphPlan& body_plan, size_t first_initial_input) const;
   /// The current value k (what the next iteration would read).
   const Tensor& Current(Frame& body, size_t k) const;
 

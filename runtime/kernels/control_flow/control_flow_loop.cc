@@ -45,9 +45,7 @@ class LoopKernel final : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     Status s = RunLoop(ctx);
-    std::vector<const Tensor*> initial;
-    for (int k = 0; k < num_carried_; ++k) initial.push_back(ctx.input(static_cast<size_t>(2 + k)));
-    carried_.Unbind(ctx.SubgraphFrame(0, *body_), initial);
+    carried_.Unbind(ctx, *body_, 2);
     return s;
   }
 

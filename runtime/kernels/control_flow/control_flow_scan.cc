@@ -44,9 +44,7 @@ class ScanKernel final : public OpKernel {
 
   Status Compute(KernelContext& ctx) const override {
     Status s = opset_ >= 9 ? ComputeUnbatched(ctx) : ComputeBatched(ctx);
-    std::vector<const Tensor*> initial;
-    for (int k = 0; k < num_states_; ++k) initial.push_back(ctx.input(static_cast<size_t>((opset_ >= 9 ? 0 : 1) + k)));
-    carried_.Unbind(ctx.SubgraphFrame(0, *body_), initial);
+    carried_.Unbind(ctx, *body_, opset_ >= 9 ? 0 : 1);
     return s;
   }
 
