@@ -152,14 +152,17 @@ class Engine {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
 };
 
+// Frees a kernel's JITDylib (its code and symbols); a failure to free leaves memory, not a fault.
+void RemoveKernelDylib(Engine* engine, llvm::orc::JITDylib* dylib) {
+  if (auto err = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
+}
+
 // Code in a JITDylib of its own (compiled, or linked from a cached object).
 class JitDylibCode final : public CompiledCode {
  public:
   JitDylibCode(std::string name, CodeSource source, Engine* engine, llvm::orc::JITDylib* dylib, void* entry)
       : CompiledCode(std::move(name), source), engine_(engine), dylib_(dylib), entry_(entry) {}
-  ~JitDylibCode() override {
-    if (auto err = engine_->jit().getExecutionSession().removeJITDylib(*dylib_)) llvm::consumeError(std::move(err));
-  }
+  ~JitDylibCode() override { RemoveKernelDylib(engine_, dylib_); }
   void* entry() const override { return entry_; }
 
  private:
@@ -307,7 +310,7 @@ Expected<std::unique_ptr<CompiledCode>> LookUpEntry(Engine* engine, llvm::orc::J
   auto symbol = engine->jit().lookup(*dylib, name);
   if (!symbol) {
     std::string why = ErrorText(symbol.takeError());
-    if (auto err = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(err));
+    RemoveKernelDylib(engine, dylib);
     return Diag::Msg("jit: linking '" + name + "' failed: " + why);
   }
   return std::unique_ptr<CompiledCode>(
@@ -322,7 +325,7 @@ Expected<std::unique_ptr<CompiledCode>> LinkObject(Engine* engine, const std::st
   NUPHAR_ASSIGN_OR_RETURN(llvm::orc::JITDylib * dylib, NewKernelDylib(engine));
   if (auto err = engine->jit().addObjectFile(*dylib, std::move(object))) {
     std::string why = ErrorText(std::move(err));
-    if (auto remove = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(remove));
+    RemoveKernelDylib(engine, dylib);
     return Diag::Msg("jit: adding the object failed: " + why);
   }
   return LookUpEntry(engine, dylib, name, CodeSource::kObjectCache);
@@ -341,7 +344,7 @@ Expected<std::unique_ptr<CompiledCode>> CompileAndLink(Engine* engine, const std
   engine->object_cache().Begin(module_id);
   if (auto err = engine->jit().addIRModule(*dylib, llvm::orc::ThreadSafeModule(std::move(module), context))) {
     engine->object_cache().End(module_id);
-    if (auto remove = engine->jit().getExecutionSession().removeJITDylib(*dylib)) llvm::consumeError(std::move(remove));
+    RemoveKernelDylib(engine, dylib);
     return Diag::Msg("jit: adding the module failed: " + ErrorText(std::move(err)));
   }
   auto code = LookUpEntry(engine, dylib, name, CodeSource::kCompiled);
