@@ -126,4 +126,22 @@ Status CheckIndexTensor(const Tensor& t, const char* what);
 /// The input `i` as int64 values, erroring when it is missing.
 Expected<std::vector<int64_t>> InputAsInt64(const KernelContext& ctx, size_t i, const char* what);
 
+/// n int64 values (dims, strides, per-dim flags) on the stack up to rank 16, on the heap beyond:
+/// the shape and layout ops of speech models run every frame (Silero v3.1: 43 Transposes per
+/// frame) and then allocate nothing per call. Uninitialized.
+class DimsBuffer {
+ public:
+  explicit DimsBuffer(size_t n) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  int64_t* data() { return n_ > kInline ? heap_.data() : inline_; }
+  std::span<const int64_t> span() { return {data(), n_}; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t n_;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+};
+
 }  // namespace nuphar::tensor_kernels

@@ -8,23 +8,6 @@
 namespace nuphar::tensor_kernels {
 namespace {
 
-// Small arrays of int64 on the stack up to rank 16, on the heap beyond: the layout ops of
-// speech models (Silero v3.1 runs 43 Transposes per frame) then allocate nothing per call.
-class DimsBuffer {
- public:
-  explicit DimsBuffer(size_t n) : n_(n) {
-    if (n > kInline) heap_.resize(n);
-  }
-  int64_t* data() { return n_ > kInline ? heap_.data() : inline_; }
-  std::span<const int64_t> span() { return {data(), n_}; }
-
- private:
-  static constexpr size_t kInline = 16;
-  size_t n_;
-  int64_t inline_[kInline];
-  std::vector<int64_t> heap_;
-};
-
 // dst (contiguous, shape in_shape permuted by perm) = transpose of src (contiguous in_shape).
 void TransposeInto(void* dst, const void* src, std::span<const int64_t> in_shape, std::span<const int64_t> perm,
                    size_t elem_size) {

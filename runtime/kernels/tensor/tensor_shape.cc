@@ -128,20 +128,10 @@ class SqueezeKernel final : public OpKernel {
     const int64_t in_rank = x->rank();
     const int64_t out_rank = unsqueeze_ ? in_rank + static_cast<int64_t>(axes.size()) : in_rank;
     // Per dim: inserted (Unsqueeze) or removed (Squeeze); then the output dims.
-    constexpr int64_t kInlineRank = 16;
-    uint8_t inline_flags[kInlineRank];
-    int64_t inline_dims[kInlineRank];
-    std::vector<uint8_t> heap_flags;
-    std::vector<int64_t> heap_dims;
-    uint8_t* flag = inline_flags;
-    int64_t* dims = inline_dims;
-    if (out_rank > kInlineRank) {
-      heap_flags.resize(static_cast<size_t>(out_rank));
-      heap_dims.resize(static_cast<size_t>(out_rank));
-      flag = heap_flags.data();
-      dims = heap_dims.data();
-    }
-    std::fill(flag, flag + out_rank, static_cast<uint8_t>(!unsqueeze_ && axes.empty()));
+    DimsBuffer flag_buffer(static_cast<size_t>(out_rank)), dims_buffer(static_cast<size_t>(out_rank));
+    int64_t* flag = flag_buffer.data();
+    int64_t* dims = dims_buffer.data();
+    std::fill(flag, flag + out_rank, static_cast<int64_t>(!unsqueeze_ && axes.empty()));
     int64_t n = 0;
     if (unsqueeze_) {
       for (int64_t a : axes) {

@@ -51,20 +51,11 @@ class SliceKernel final : public OpKernel {
     }
 
     const int64_t rank = x->rank();
-    constexpr int64_t kInlineRank = 16;
-    int64_t inline_shape[kInlineRank], inline_strides[kInlineRank];
-    uint8_t inline_seen[kInlineRank];
-    std::vector<int64_t> heap_shape, heap_strides;
-    std::vector<uint8_t> heap_seen;
-    int64_t* out_shape = inline_shape;
-    int64_t* strides = inline_strides;
-    uint8_t* seen = inline_seen;
-    if (rank > kInlineRank) {
-      heap_shape.resize(static_cast<size_t>(rank));
-      heap_strides.resize(static_cast<size_t>(rank));
-      heap_seen.resize(static_cast<size_t>(rank));
-      out_shape = heap_shape.data(), strides = heap_strides.data(), seen = heap_seen.data();
-    }
+    DimsBuffer shape_buffer(static_cast<size_t>(rank)), stride_buffer(static_cast<size_t>(rank)),
+        seen_buffer(static_cast<size_t>(rank));
+    int64_t* out_shape = shape_buffer.data();
+    int64_t* strides = stride_buffer.data();
+    int64_t* seen = seen_buffer.data();
     int64_t stride = 1;
     for (int64_t d = rank; d-- > 0;) {
       out_shape[d] = x->dim(d);
