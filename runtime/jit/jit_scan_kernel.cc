@@ -247,7 +247,7 @@ class JitScanKernel final : public OpKernel {
         if (!kernel->Fits(inputs, &geo)) return fallback();
         params[step.params] = geo.rows;
         params[step.params + 1] = geo.cols;
-        for (size_t i = 0; i < geo.input_cols.size(); ++i) params[step.params + 2 + i] = geo.input_cols[i];
+        for (size_t i = 0; i < geo.input_cols().size(); ++i) params[step.params + 2 + i] = geo.input_cols()[i];
       } else {
         const Tensor* x = inputs.empty() ? nullptr : inputs[0];
         if (!x || x->rank() < 1 || x->shape().back() == 0) return fallback();
