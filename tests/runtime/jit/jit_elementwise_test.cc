@@ -208,6 +208,23 @@ TEST(JitPartitioner, DumpListsPartitionsAndRefusals) {
   EXPECT_NE(err.find("reference: 'transpose' (Transpose): no code generator for Transpose"), std::string::npos) << err;
 }
 
+// ONNX's inference gives a Reshape to a computed shape no output shape; the session's symbolic
+// inference (shape_infer/) names it [seq, 8], so the Relu and Add after it are JIT-compiled.
+// A model that declares nothing beyond its inputs and outputs, as exported models often do.
+TEST(JitPartitioner, ShapesComputedAtRunTimeComeFromSymbolicInference) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("seq"), int64_t{8}});
+  *g.add_output() = MakeValueInfo("z", DType::kFloat, {});
+  g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Reshape", {"x", "s"}, {"y"});
+  AddNode(g, "Relu", {"y"}, {"r"});
+  AddNode(g, "Add", {"r", "x"}, {"z"});
+  const onnx::ModelProto model = MakeModel(g, 13);
+  for (int64_t seq : {3, 11}) ExpectBitIdentical(model, {{"x", Random({seq, 8}, 7)}}, 2);
+}
+
 TEST(JitCompareMode, RunsBothAndReportsTheDifference) {
   onnx::GraphProto g;
   g.set_name("g");
