@@ -62,6 +62,15 @@ std::function<std::string()> NodeInfo::ModelChecksumFn() const {
   return scope_->model->model_checksum;
 }
 
+std::shared_ptr<void> NodeInfo::ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh,
+                                                bool* added) const {
+  if (!scope_ || !scope_->model) {
+    *added = true;
+    return fresh;
+  }
+  return scope_->model->ShareLoadObject(key, std::move(fresh), added);
+}
+
 void NodeInfo::AddCounter(const std::string& name, int64_t value) const {
   if (scope_ && scope_->model) scope_->model->AddCounter(name, value);
 }

@@ -93,6 +93,9 @@ class NodeInfo {
   /// md5 hex of the model the session loaded (ModelContext::model_checksum), as a function valid
   /// until the session is loaded and safe from load jobs; "" outside a session.
   std::function<std::string()> ModelChecksumFn() const;
+  /// The object this session's kernels share under `key` (ModelContext::ShareLoadObject): `fresh`
+  /// when the key is new (*added = true), else the one stored first. Outside a session: `fresh`.
+  std::shared_ptr<void> ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh, bool* added) const;
 
   /// A Diag for this node.
   Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }

@@ -42,27 +42,37 @@ DumpOptions DumpOptionsFor(const NodeInfo& node) {
   return dump;
 }
 
-Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
-                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
-                    std::function<void(const std::string& name)> done) {
-  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-  const CachePolicy policy = CachePolicyFor(node);
-  // The job owns the module (std::function needs a copyable callable: shared ownership).
+Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                   std::unique_ptr<llvm::Module> module,
+                                                   std::function<void(const std::string& name)> done) {
+  // The job owns the module (std::function needs a copyable callable: shared ownership), and on
+  // every path the module dies before its context (Input's destructor).
   struct Input {
     std::unique_ptr<llvm::LLVMContext> context;
     std::unique_ptr<llvm::Module> module;
-    ~Input() { module.reset(); }  // before its context
+    ~Input() { module.reset(); }
   };
   auto input = std::make_shared<Input>();
   input->context = std::move(context);
   input->module = std::move(module);
-  return node.DeferUntilLoaded([input, out, target, dump = DumpOptionsFor(node), policy, count = node.CounterSink(),
-                                reported = node.name(), done]() -> Status {
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
+  NUPHAR_ASSIGN_OR_RETURN(std::string name, NameKernel(*input->module, target));
+  bool added = false;
+  auto out = std::static_pointer_cast<KernelCode>(
+      node.ShareLoadObject("jit_kernel_code:" + name, std::make_shared<KernelCode>(), &added));
+  if (!added) {  // an identical kernel of this session queued it already
+    node.AddCounter("jit_shared_kernels", 1);
+    if (done) done(name);
+    return out;
+  }
+  out->name = name;
+  const CachePolicy policy = CachePolicyFor(node);
+  NUPHAR_RETURN_IF_ERROR(node.DeferUntilLoaded([input, out, target, dump = DumpOptionsFor(node), policy,
+                                                count = node.CounterSink(), reported = node.name(), done]() -> Status {
     const auto start = std::chrono::steady_clock::now();
-    auto code = CompileKernel(std::move(input->context), std::move(input->module), target, dump, policy);
+    auto code = CompileKernel(std::move(input->context), std::move(input->module), out->name, target, dump, policy);
     if (!code) return Diag::Msg("node '" + reported + "': " + code.diag().reason);
     out->entry = (*code)->entry();
-    out->name = (*code)->name();
     switch ((*code)->source()) {
       case CodeSource::kCompiled: count("jit_compiled", 1); break;
       case CodeSource::kObjectCache: count("jit_from_cache", 1); break;
@@ -73,7 +83,8 @@ Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> con
     out->code = std::move(*code);
     if (done) done(out->name);
     return Status::OK();
-  });
+  }));
+  return out;
 }
 
 Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
@@ -104,7 +115,7 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
     dump_lower = [nodes = k->nodes_, text = k->ir_.ToText()](const std::string& name) {
       ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
     };
-  NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump_lower));
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
   node.AddCounter("jit_kernels", 1);
   return std::unique_ptr<OpKernel>(std::move(k));
 }

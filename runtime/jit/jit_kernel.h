@@ -34,15 +34,17 @@ struct KernelCode {
   std::string name;       ///< k_<hash>
 };
 
-/// Queues the compile (or cache load) of `module`, whose entry is kKernelEntry, for the end of
-/// the node's session load (NodeInfo::DeferUntilLoaded), with the node's target, dumps and cache
-/// policy; kernels of a session then compile side by side when it has more than one thread. The
-/// job fills `out`, adds the kernel to the session's counters (jit_compiled, jit_from_cache or
-/// jit_from_so by where its code came from; the time to jit_compile_us) and calls `done` with
-/// the kernel's name.
-Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
-                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
-                    std::function<void(const std::string& name)> done = nullptr);
+/// The code of `module`, whose entry is kKernelEntry, for the node's kernel to keep: the code of
+/// an identical kernel (same key, NameKernel) of the same session when there is one, else a new
+/// KernelCode whose compile (or cache load) is queued for the end of the session load
+/// (NodeInfo::DeferUntilLoaded) with the node's target, dumps and cache policy; kernels of a
+/// session then compile side by side when it has more than one thread. The job fills the code,
+/// adds it to the session's counters (jit_compiled, jit_from_cache or jit_from_so by where it came
+/// from; the time to jit_compile_us; an identical kernel counts jit_shared_kernels instead) and
+/// calls `done` with the kernel's name (at once for an identical kernel).
+Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                   std::unique_ptr<llvm::Module> module,
+                                                   std::function<void(const std::string& name)> done = nullptr);
 
 /// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim. Inline
 /// storage: a partition runs on every Run (a streaming model calls hundreds of them per frame), and

@@ -55,7 +55,7 @@ class JitScanKernel final : public OpKernel {
         ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + scan + "' is one generated loop (" + name +
                                               ") of " + std::to_string(steps) + " step(s)");
       };
-    NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump));
+    NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump));
     k->has_loop_ = true;
     k->node_name_ = node.name();
     k->compare_ = node.setting_is("nuphar_execution_mode", "compare");

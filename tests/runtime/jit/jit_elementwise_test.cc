@@ -225,6 +225,27 @@ TEST(JitPartitioner, ShapesComputedAtRunTimeComeFromSymbolicInference) {
   for (int64_t seq : {3, 11}) ExpectBitIdentical(model, {{"x", Random({seq, 8}, 7)}}, 2);
 }
 
+// Two partitions with the same kernel IR (same ops, shapes and access pattern) are one code: the
+// session compiles it once and both kernels call it.
+TEST(JitPartitioner, IdenticalPartitionsCompileOnce) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  for (const char* n : {"x1", "x2"}) *g.add_input() = MakeValueInfo(n, DType::kFloat, {std::string("n"), int64_t{40}});
+  for (const char* n : {"y1", "y2"}) *g.add_output() = MakeValueInfo(n, DType::kFloat, {std::string("n"), int64_t{40}});
+  AddNode(g, "Relu", {"x1"}, {"y1"});
+  AddNode(g, "Relu", {"x2"}, {"y2"});
+  const onnx::ModelProto model = MakeModel(g, 13);
+  ExpectBitIdentical(model, {{"x1", Random({3, 40}, 8)}, {"x2", Random({3, 40}, 9)}}, 2);
+  auto jit = Open(model, "");
+  ASSERT_TRUE(jit);
+  EXPECT_EQ(jit->counter("jit_kernels"), 2);
+  EXPECT_EQ(jit->counter("jit_compiled"), 1);
+  EXPECT_EQ(jit->counter("jit_shared_kernels"), 1);
+  auto out = jit->Run({{"x1", Random({3, 40}, 8)}, {"x2", Random({3, 40}, 8)}});  // same input: same output
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(std::memcmp((*out)[0].raw(), (*out)[1].raw(), (*out)[0].bytes()), 0);
+}
+
 TEST(JitCompareMode, RunsBothAndReportsTheDifference) {
   onnx::GraphProto g;
   g.set_name("g");
