@@ -51,6 +51,8 @@ std::function<void(const std::string&, int64_t)> NodeInfo::CounterSink() const {
   };
 }
 
+const void* NodeInfo::session_identity() const { return scope_ ? scope_->model : nullptr; }
+
 Status NodeInfo::DeferUntilLoaded(std::function<Status()> job) const {
   if (!scope_ || !scope_->model) return job();
   scope_->model->load_jobs.push_back(std::move(job));

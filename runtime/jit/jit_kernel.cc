@@ -22,6 +22,7 @@
 #include "runtime/jit/codegen_elementwise.h"
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
+#include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/jit/jit_engine.h"
 #include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partition_reference.h"
@@ -232,7 +233,10 @@ Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
 
 namespace {
 
-Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) { return JitElementwiseKernel::Create(node); }
+Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
+  if (node.has_attr(kDataMoveOpsetAttr)) return CreateJitDataMoveKernel(node);
+  return JitElementwiseKernel::Create(node);
+}
 
 }  // namespace
 
