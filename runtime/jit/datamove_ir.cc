@@ -546,6 +546,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   ir.numbers.assign(count, 0);
   ir.baked.assign(count, 1);
   std::vector<int64_t> other(count), out_shape(2 * kMaxMoveRank);
+  int64_t out_size[2] = {0, 0};
   for (int variant = 0; variant < 3; ++variant) {
     const auto shapes = Substitute(inputs.first(static_cast<size_t>(ir.num_operands)), variant);
     std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
@@ -554,8 +555,17 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
       if (variant == 2) break;
       return Diag::Msg("the declared shapes do not make a valid " + ir.onnx_op);
     }
+    if (variant < 2) out_size[variant] = Product(out_shape, 0, static_cast<size_t>(ir.out_rank));
     if (variant > 0)
       for (size_t n = 0; n < count; ++n) ir.baked[n] = ir.baked[n] && ir.numbers[n] == other[n];
+  }
+  // A small static output gains nothing measurable from constant loop bounds, while each
+  // distinct kernel costs a compile (~10 ms): its numbers all become arguments, so the small
+  // copies of one structure (a model's int64 shape arithmetic, its many small Slices) share
+  // one function.
+  if (out_size[0] == out_size[1] && out_size[0] < kBakeMinElements) {
+    ir.baked.assign(count, 0);
+    ir.numbers.assign(count, 0);
   }
   return ir;
 }

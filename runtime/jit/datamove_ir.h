@@ -19,7 +19,8 @@
 // The plan's numbers (offsets, sizes, strides, index bounds, values) are a function of the
 // operand shapes. At load they are computed twice from the declared shapes, each symbolic dim
 // standing for two different large values: a number equal in both does not depend on a symbol
-// and becomes a constant of the code, the others are read from the per-call argument array. Each
+// and becomes a constant of the code, the others are read from the per-call argument array
+// (a static output under kBakeMinElements elements bakes nothing: see there). Each
 // call recomputes the plan from the actual shapes (PlanDataMove) and runs the reference
 // executor instead when a baked number differs (the declared shapes were wrong).
 #pragma once
@@ -64,6 +65,8 @@ struct MovePiece {
 /// The largest plan a kernel takes (numbers on the stack per call).
 inline constexpr size_t kMaxPlanNumbers = 256;
 inline constexpr size_t kMaxMoveRank = 16;
+/// Static outputs of fewer elements get no baked numbers (datamove_ir.cc: compile time).
+inline constexpr int64_t kBakeMinElements = 1024;
 
 struct DataMoveIR {
   MoveOp op = MoveOp::kView;
