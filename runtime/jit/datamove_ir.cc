@@ -45,7 +45,7 @@ void Strides(std::span<const int64_t> shape, int64_t* strides) {
   }
 }
 
-bool PlanView(const DataMoveIR& ir, std::span<const int64_t> x, int64_t* out) {
+bool PlanView(const DataMoveIR& ir, const MoveParams& p, std::span<const int64_t> x, int64_t* out) {
   const int64_t rank = static_cast<int64_t>(x.size());
   const std::string& op = ir.onnx_op;
   if (op == "Identity") {
@@ -62,8 +62,9 @@ bool PlanView(const DataMoveIR& ir, std::span<const int64_t> x, int64_t* out) {
   if (op == "Reshape") {
     const int64_t size = Product(x, 0, x.size());
     int64_t known = 1, infer_at = -1;
-    for (size_t i = 0; i < ir.target.size(); ++i) {
-      int64_t d = ir.target[i];
+    if (p.target.size() != static_cast<size_t>(ir.out_rank)) return false;
+    for (size_t i = 0; i < p.target.size(); ++i) {
+      int64_t d = p.target[i];
       if (d == 0 && !ir.allowzero) {
         if (static_cast<int64_t>(i) >= rank) return false;
         d = x[i];
@@ -125,20 +126,23 @@ bool PlanTranspose(const DataMoveIR& ir, std::span<const int64_t> x, NumberWrite
 }
 
 // The reference Slice's arithmetic (tensor_slice_pad.cc), with the same clamping.
-bool PlanSlice(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
+bool PlanSlice(const MoveParams& p, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
   const int64_t rank = static_cast<int64_t>(x.size());
   int64_t strides[kMaxMoveRank], out_strides[kMaxMoveRank];
   bool seen[kMaxMoveRank] = {};
   Strides(x, strides);
   std::copy(x.begin(), x.end(), out);
   int64_t base = 0;
-  for (size_t i = 0; i < ir.starts.size(); ++i) {
-    const int64_t axis = ir.axes[i] < 0 ? ir.axes[i] + rank : ir.axes[i];
+  const size_t n = p.starts.size();
+  if (p.ends.size() != n || p.axes.size() != n || p.steps.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t axis = p.axes[i] < 0 ? p.axes[i] + rank : p.axes[i];
     if (axis < 0 || axis >= rank || seen[axis]) return false;
     seen[axis] = true;
-    const int64_t dim = x[static_cast<size_t>(axis)], step = ir.steps[i];
-    int64_t start = ir.starts[i] < 0 ? ir.starts[i] + dim : ir.starts[i];
-    int64_t end = ir.ends[i] < 0 ? ir.ends[i] + dim : ir.ends[i];
+    const int64_t dim = x[static_cast<size_t>(axis)], step = p.steps[i];
+    if (step == 0) return false;
+    int64_t start = p.starts[i] < 0 ? p.starts[i] + dim : p.starts[i];
+    int64_t end = p.ends[i] < 0 ? p.ends[i] + dim : p.ends[i];
     int64_t count;
     if (dim == 0) {
       start = 0;
@@ -250,16 +254,19 @@ bool HasDataMoveGenerator(const std::string& op) {
 }
 
 bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>> shapes, int64_t* numbers,
-                  int64_t* out_shape) {
+                  int64_t* out_shape, const MoveParams* computed) {
   if (shapes.size() != static_cast<size_t>(ir.num_operands)) return false;
+  if (ir.computed_params && !computed) return false;
+  const MoveParams held{ir.starts, ir.ends, ir.axes, ir.steps, ir.target};
+  const MoveParams& params = computed ? *computed : held;
   for (const auto& s : shapes)
     if (s.size() > kMaxMoveRank) return false;
   NumberWriter w{numbers};
   bool ok = false;
   switch (ir.op) {
-    case MoveOp::kView: ok = PlanView(ir, shapes[0], out_shape); break;
+    case MoveOp::kView: ok = PlanView(ir, params, shapes[0], out_shape); break;
     case MoveOp::kTranspose: ok = PlanTranspose(ir, shapes[0], w, out_shape); break;
-    case MoveOp::kSlice: ok = PlanSlice(ir, shapes[0], w, out_shape); break;
+    case MoveOp::kSlice: ok = PlanSlice(params, shapes[0], w, out_shape); break;
     case MoveOp::kConcat: ok = PlanConcat(ir, shapes, w, out_shape); break;
     case MoveOp::kGather: ok = PlanGather(ir, shapes[0], shapes[1], w, out_shape); break;
     case MoveOp::kPad: ok = PlanPad(ir, shapes[0], w, out_shape); break;
@@ -325,6 +332,19 @@ std::optional<std::vector<int64_t>> ConstantInts(std::span<const MoveOperand> in
 
 bool HasInput(const onnx::NodeProto& node, int i) { return i < node.input_size() && !node.input(i).empty(); }
 
+// Node input `i` as a computed parameter: an int64 or int32 vector of static length.
+bool ComputedParameter(std::span<const MoveOperand> inputs, int i, DataMoveIR& ir, std::string* why) {
+  const MoveOperand& in = inputs[static_cast<size_t>(i)];
+  if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32)
+    return *why = "computed parameter input " + std::to_string(i) + " is not known to be int64 or int32", false;
+  if (!in.has_shape || in.dims.size() != 1 || in.dims[0] < 0 || in.dims[0] > static_cast<int64_t>(kMaxMoveRank))
+    return *why = "computed parameter input " + std::to_string(i) + " has no static length", false;
+  ir.param_operands[ir.onnx_op == "Reshape" ? 0 : i - 1] = ir.num_operands++;
+  ir.operand_node_input.push_back(i);
+  ir.computed_params = true;
+  return true;
+}
+
 // Reads the node's attributes and constant inputs into `ir`; false with `why` when it cannot.
 bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const MoveOperand> inputs, DataMoveIR& ir,
                     std::string* why) {
@@ -356,10 +376,13 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
           if (i <= 2) return *why = "starts and ends are required", false;
           continue;
         }
-        auto v = ConstantInts(inputs, static_cast<size_t>(i));
-        if (!v) return *why = "starts, ends, axes and steps are not all constants", false;
-        *fields[i - 1] = std::move(*v);
+        if (auto v = ConstantInts(inputs, static_cast<size_t>(i))) {
+          *fields[i - 1] = std::move(*v);
+          continue;
+        }
+        if (!ComputedParameter(inputs, i, ir, why)) return false;
       }
+      if (ir.computed_params) return true;  // lengths and steps are checked per call
     }
     if (ir.axes.empty())
       for (size_t i = 0; i < ir.starts.size(); ++i) ir.axes.push_back(static_cast<int64_t>(i));
@@ -425,9 +448,13 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
     ir.axis = AttrInt(node, "axis", 1);
   } else if (op == "Reshape") {
     if (opset < 5) return *why = "Reshape-1", false;
-    auto target = ConstantInts(inputs, 1);
-    if (!target) return *why = "the shape is computed at run time", false;
-    ir.target = std::move(*target);
+    if (auto target = ConstantInts(inputs, 1)) {
+      ir.target = std::move(*target);
+    } else {
+      // Computed (shape arithmetic): a view all the same, its dims read per call.
+      if (!ComputedParameter(inputs, 1, ir, why)) return false;
+      ir.target.assign(static_cast<size_t>(inputs[1].dims[0]), 0);  // its length: the output rank
+    }
     ir.allowzero = AttrInt(node, "allowzero", 0) != 0;
   } else if (op == "Squeeze" || op == "Unsqueeze") {
     if (opset >= 13 && HasInput(node, 1)) {
@@ -479,6 +506,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   // of the others (their other inputs are constants the IR holds).
   ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" ? 2 : 1;
   if (static_cast<int>(inputs.size()) < ir.num_operands) return Diag::Msg("missing inputs");
+  for (int i = 0; i < ir.num_operands; ++i) ir.operand_node_input.push_back(i);
   for (int i = 0; i < ir.num_operands; ++i) {
     const MoveOperand& in = inputs[static_cast<size_t>(i)];
     if (node.input(i).empty()) return Diag::Msg("an empty input");
@@ -545,6 +573,10 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   // plan (a Reshape's -1 that small dims do not divide) and is then not consulted.
   ir.numbers.assign(count, 0);
   ir.baked.assign(count, 1);
+  if (ir.computed_params) {  // numbers depend on values known per call only: all arguments
+    ir.baked.assign(count, 0);
+    return ir;
+  }
   std::vector<int64_t> other(count), out_shape(2 * kMaxMoveRank);
   int64_t out_size[2] = {0, 0};
   for (int variant = 0; variant < 3; ++variant) {

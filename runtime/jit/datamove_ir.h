@@ -83,6 +83,13 @@ struct DataMoveIR {
   std::vector<int64_t> pads;                       ///< Pad: 2 * rank
   std::vector<int64_t> target;                     ///< Reshape's shape
   bool allowzero = false;
+  /// Slice (starts, ends, axes, steps) or Reshape (shape, in slot 0) parameters that are computed:
+  /// the operand each is read from per call, -1 when absent or a constant held above. Their plan
+  /// numbers are all arguments.
+  int param_operands[4] = {-1, -1, -1, -1};
+  bool computed_params = false;
+  /// The node input each operand is (data operands first, then computed parameters).
+  std::vector<int> operand_node_input;
   int64_t shape_start = 0, shape_end = INT64_MAX;  ///< Shape-15
   // Structure and numbers.
   bool has_fill = false;
@@ -104,10 +111,17 @@ bool HasDataMoveGenerator(const std::string& op_type);
 Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std::span<const MoveOperand> inputs,
                                      DType output_dtype);
 
+/// The values of a call's computed parameters (DataMoveIR::param_operands), defaulted as the
+/// reference defaults them (Slice: axes 0..n-1, steps 1).
+struct MoveParams {
+  std::span<const int64_t> starts, ends, axes, steps, target;
+};
+
 /// The plan of one call: writes ir.NumberCount() numbers and the output shape (ir.out_rank dims)
-/// from the operand shapes, or returns false when these shapes do not make a plan of the IR's
-/// structure (the reference executor then runs the node and reports what is wrong).
+/// from the operand shapes (and `computed`, when the IR has computed parameters), or returns
+/// false when they do not make a plan of the IR's structure (the reference executor then runs
+/// the node and reports what is wrong).
 bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>> shapes, int64_t* numbers,
-                  int64_t* out_shape);
+                  int64_t* out_shape, const MoveParams* computed = nullptr);
 
 }  // namespace nuphar::jit

@@ -65,6 +65,11 @@ class JitDataMoveKernel final : public OpKernel {
  private:
   JitDataMoveKernel(PartitionReference reference) : reference_(std::move(reference)) {}
   Status Compare(KernelContext& ctx) const;
+  struct ComputedValues {
+    int64_t storage[4][kMaxMoveRank];
+    MoveParams params;
+  };
+  bool ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const;
 
   PartitionReference reference_;
   DataMoveIR ir_;
@@ -126,8 +131,10 @@ Expected<std::unique_ptr<OpKernel>> JitDataMoveKernel::Create(const NodeInfo& no
   }
   k->ir_ = std::move(*ir);
   k->has_ir_ = true;
-  for (int i = 0; i < k->ir_.num_operands; ++i) k->operand_input_.push_back(input_of[static_cast<size_t>(i)]);
-  k->constants_ = std::move(constants);
+  for (int node_input : k->ir_.operand_node_input) {
+    k->operand_input_.push_back(input_of[static_cast<size_t>(node_input)]);
+    k->constants_.push_back(std::move(constants[static_cast<size_t>(node_input)]));
+  }
   if (k->ir_.op == MoveOp::kView) return std::unique_ptr<OpKernel>(std::move(k));  // no code
 
   const std::string text = k->ir_.ToText();
@@ -181,9 +188,11 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
     shapes[i] = t->shape();
     buffers[i] = const_cast<void*>(t->raw());
   }
-  // The element widths the code was generated for.
+  // The element widths the code was generated for (of the data operands: computed parameters
+  // follow them).
   const bool metadata = ir_.op == MoveOp::kShape || ir_.op == MoveOp::kSize;
-  for (size_t i = 0; i < count && !metadata; ++i) {
+  const size_t data_operands = ir_.op == MoveOp::kConcat ? count : ir_.op == MoveOp::kGather ? 2 : 1;
+  for (size_t i = 0; i < data_operands && !metadata; ++i) {
     const bool index = ir_.op == MoveOp::kGather && i == 1;
     const DType t = operands[i]->dtype();
     if (index ? DTypeSize(t) != static_cast<size_t>(ir_.index_bytes) || (t != DType::kInt32 && t != DType::kInt64)
@@ -192,7 +201,10 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
   }
   int64_t numbers[kMaxPlanNumbers];
   int64_t out_shape[kMaxMoveRank * 2];
-  if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(shapes, count), numbers, out_shape))
+  ComputedValues computed;
+  if (ir_.computed_params && !ReadComputedParams(operands, &computed)) return reference_.Run(ctx);
+  if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(shapes, count), numbers, out_shape,
+                    ir_.computed_params ? &computed.params : nullptr))
     return reference_.Run(ctx);
   for (size_t n = 0; n < ir_.numbers.size(); ++n)
     if (ir_.baked[n] && numbers[n] != ir_.numbers[n]) return reference_.Run(ctx);
@@ -208,6 +220,43 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
   if (fn(buffers, numbers) != 0) return reference_.Run(ctx);  // an index out of range: the reference names it
   if (compare_) return Compare(ctx);
   return Status::OK();
+}
+
+// The computed parameters' values, defaulted as the reference does (Slice: axes 0..n-1, steps
+// 1); false when one is not an int64/int32 vector of at most kMaxMoveRank values.
+bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const {
+  const std::vector<int64_t>* held[4] = {&ir_.starts, &ir_.ends, &ir_.axes, &ir_.steps};
+  if (ir_.op == MoveOp::kView) held[0] = &ir_.target;
+  std::span<const int64_t> values[4];
+  for (int k = 0; k < 4; ++k) {
+    const int o = ir_.param_operands[k];
+    if (o < 0) {
+      values[k] = *held[k];
+      continue;
+    }
+    const Tensor* t = operands[o];
+    if ((t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32) || t->rank() != 1 ||
+        t->size() > static_cast<int64_t>(kMaxMoveRank))
+      return false;
+    for (int64_t i = 0; i < t->size(); ++i)
+      out->storage[k][i] = t->dtype() == DType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
+    values[k] = std::span<const int64_t>(out->storage[k], static_cast<size_t>(t->size()));
+  }
+  if (ir_.op == MoveOp::kView) {
+    out->params.target = values[0];
+    return true;
+  }
+  const size_t n = values[0].size();
+  if (values[2].empty() && n <= kMaxMoveRank) {
+    for (size_t i = 0; i < n; ++i) out->storage[2][i] = static_cast<int64_t>(i);
+    values[2] = std::span<const int64_t>(out->storage[2], n);
+  }
+  if (values[3].empty() && n <= kMaxMoveRank) {
+    for (size_t i = 0; i < n; ++i) out->storage[3][i] = 1;
+    values[3] = std::span<const int64_t>(out->storage[3], n);
+  }
+  out->params = {values[0], values[1], values[2], values[3], {}};
+  return true;
 }
 
 // R1: integer outputs identical; moved bytes are identical whatever their type.

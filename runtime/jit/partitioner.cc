@@ -63,6 +63,7 @@ class Partitioner {
     std::iota(group_.begin(), group_.end(), 0);
     candidate_.assign(static_cast<size_t>(n), 0);
     datamove_.assign(static_cast<size_t>(n), 0);
+    FindFoldedValues();
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
@@ -184,9 +185,22 @@ class Partitioner {
     return true;
   }
 
+  // The values the plan computes once at load (graph_plan.cc folds every node whose inputs are
+  // all constants, transitively): a partition of such a node would run on every call instead.
+  void FindFoldedValues() {
+    for (const auto& node : g_.node()) {
+      if (node.input_size() == 0 || !Subgraphs(node).empty() || node.op_type().rfind("Random", 0) == 0) continue;
+      bool constant = true;
+      for (const auto& in : node.input()) constant &= in.empty() || folded_.count(in) > 0 || ctx_.constants(in) != nullptr;
+      if (constant)
+        for (const auto& o : node.output()) folded_.insert(o);
+    }
+  }
+
   // A data-movement node the family's IR builder takes (the same builder the kernel runs).
   bool AcceptsDataMove(const onnx::NodeProto& n, std::string* why) const {
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
+    if (n.output_size() > 0 && folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
     std::vector<MoveOperand> operands(static_cast<size_t>(n.input_size()));
     for (int i = 0; i < n.input_size(); ++i) {
@@ -452,6 +466,7 @@ class Partitioner {
   std::vector<int> group_;
   std::vector<char> candidate_;
   std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
+  std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
   std::vector<std::string> refusals_;
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };

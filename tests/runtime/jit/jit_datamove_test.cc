@@ -292,6 +292,32 @@ TEST(JitDataMove, ViewsShareTheInput) {
   }
 }
 
+// Parameters computed at run time (shape arithmetic feeding them): a Reshape to a fed shape (a
+// view) and a Slice with fed starts and ends (all its numbers arguments).
+TEST(JitDataMove, ComputedReshapeAndSliceParameters) {
+  {
+    OneNode m("Reshape", DType::kFloat, {int64_t{2}, std::string("T"), int64_t{4}}, {"s"});
+    *m.g.add_input() = MakeValueInfo("s", DType::kInt64, {int64_t{2}});
+    ExpectGeneratedIdentical(m.Model(DType::kFloat, {std::string("a"), std::string("b")}),
+                             {{{"x", Values(DType::kFloat, {2, 3, 4}, 26)}, {"s", Ints({-1, 8})}},
+                              {{"x", Values(DType::kFloat, {2, 5, 4}, 27)}, {"s", Ints({0, 20})}}},
+                             true);
+  }
+  for (DType index_type : {DType::kInt64, DType::kInt32}) {
+    SCOPED_TRACE(DTypeName(index_type));
+    OneNode m("Slice", DType::kFloat, {int64_t{3}, std::string("T")}, {"starts", "ends", "axes"});
+    *m.g.add_input() = MakeValueInfo("starts", index_type, {int64_t{1}});
+    *m.g.add_input() = MakeValueInfo("ends", index_type, {int64_t{1}});
+    AddInitializer(m.g, "axes", Ints({1}));
+    auto v = [&](int64_t x) {
+      return index_type == DType::kInt64 ? Ints({x}) : Tensor::FromVector<int32_t>({1}, {static_cast<int32_t>(x)});
+    };
+    ExpectGeneratedIdentical(m.Model(DType::kFloat, {int64_t{3}, std::string("u")}),
+                             {{{"x", Values(DType::kFloat, {3, 10}, 28)}, {"starts", v(2)}, {"ends", v(-3)}},
+                              {{"x", Values(DType::kFloat, {3, 4}, 29)}, {"starts", v(-3)}, {"ends", v(100)}}});
+  }
+}
+
 // x [6, 4] -> Relu -> a, declared [4, 6] (wrong) -> Transpose: the plan baked from the declared
 // shape does not fit, the reference runs the Transpose.
 TEST(JitDataMove, WrongDeclaredShapesFallBackToTheReference) {
@@ -338,18 +364,18 @@ TEST(JitDataMove, DumpListsThePartitionAndWhatItRefuses) {
   onnx::GraphProto g;
   g.set_name("main");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{2}, int64_t{6}});
-  *g.add_input() = MakeValueInfo("s", DType::kInt64, {int64_t{2}});
   *g.add_output() = MakeValueInfo("y", DType::kFloat, {std::string("p"), std::string("q")});
   *g.add_value_info() = MakeValueInfo("t", DType::kFloat, {int64_t{6}, int64_t{2}});
+  AddInitializer(g, "pads", Ints({1, 1, 1, 1}));
   AddNode(g, "Transpose", {"x"}, {"t"}, "transpose");
-  AddNode(g, "Reshape", {"t", "s"}, {"y"}, "reshape");
+  SetAttr(AddNode(g, "Pad", {"t", "pads"}, {"y"}, "pad"), "mode", std::string("reflect"));
   DiagnosticCapture capture;
   auto s = Open(MakeModel(g, 13), "nuphar_dump_partition:on,codegen_dump_lower:on");
   ASSERT_TRUE(s);
   std::string err;
   for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
   EXPECT_NE(err.find("['transpose']: 1 input(s), 1 output(s): Transpose"), std::string::npos) << err;
-  EXPECT_NE(err.find("reference: 'reshape' (Reshape): the shape is computed at run time"), std::string::npos) << err;
+  EXPECT_NE(err.find("reference: 'pad' (Pad): mode is not constant"), std::string::npos) << err;
   EXPECT_NE(err.find("datamove elem 4B operands 1"), std::string::npos) << err;  // codegen_dump_lower
 }
 
