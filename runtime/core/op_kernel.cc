@@ -51,6 +51,7 @@ std::function<void(const std::string&, int64_t)> NodeInfo::CounterSink() const {
   };
 }
 
+
 Status NodeInfo::DeferUntilLoaded(std::function<Status()> job) const {
   if (!scope_ || !scope_->model) return job();
   scope_->model->load_jobs.push_back(std::move(job));

@@ -23,8 +23,10 @@
 #include "runtime/jit/codegen_elementwise.h"
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
+#include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/jit/jit_engine.h"
 #include "runtime/jit/jit_runtime_abi.h"
+#include "runtime/jit/partition_reference.h"
 #include "runtime/jit/partitioner.h"
 
 namespace nuphar::jit {
@@ -92,12 +94,8 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
   if (!body) return node.Error("partition without a body");
   auto k = std::unique_ptr<JitElementwiseKernel>(new JitElementwiseKernel());
   for (const auto& n : body->node()) k->nodes_ += (k->nodes_.empty() ? "" : ", ") + n.name() + " (" + n.op_type() + ")";
-  NUPHAR_ASSIGN_OR_RETURN(k->reference_, node.CompileSubgraph("body"));
-  // The fallback plan's nodes are not the session's executed nodes (perf_test's reference_nodes).
-  for (const PlanNode& n : k->reference_->nodes()) {
-    node.AddCounter("plan_nodes", -1);
-    node.AddCounter(std::string("plan_nodes_") + n.kernel->profile_path(), -1);
-  }
+  NUPHAR_ASSIGN_OR_RETURN(PartitionReference reference, PartitionReference::Create(node));
+  k->reference_ = std::make_unique<PartitionReference>(std::move(reference));
   k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
   auto ir = BuildElementwiseIR(*body);
   if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
@@ -222,23 +220,10 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
   return true;
 }
 
-Expected<std::vector<Tensor>> JitElementwiseKernel::ReferenceOutputs(KernelContext& ctx) const {
-  Frame frame(*reference_, &ctx.frame());
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) frame.SetInput(i, ctx.input(i) ? *ctx.input(i) : Tensor());
-  NUPHAR_RETURN_IF_ERROR(frame.Execute());
-  std::vector<Tensor> outs;
-  for (size_t o = 0; o < reference_->output_names().size(); ++o) outs.push_back(*frame.Get(reference_->output_ref(o)));
-  return outs;
-}
-
-Status JitElementwiseKernel::RunReference(KernelContext& ctx) const {
-  NUPHAR_ASSIGN_OR_RETURN(auto outs, ReferenceOutputs(ctx));
-  for (size_t o = 0; o < outs.size(); ++o) ctx.SetOutputAlias(o, outs[o]);
-  return Status::OK();
-}
+Status JitElementwiseKernel::RunReference(KernelContext& ctx) const { return reference_->Run(ctx); }
 
 Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
-  NUPHAR_ASSIGN_OR_RETURN(auto ref, ReferenceOutputs(ctx));
+  NUPHAR_ASSIGN_OR_RETURN(auto ref, reference_->Outputs(ctx));
   double worst_abs = 0, worst_rel = 0;
   for (size_t o = 0; o < ref.size(); ++o) {
     const Tensor& jit_out = *ctx.Output(o, DType::kFloat, ref[o].shape());  // same buffer, already written
@@ -267,7 +252,10 @@ Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
 
 namespace {
 
-Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) { return JitElementwiseKernel::Create(node); }
+Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
+  if (node.has_attr(kDataMoveOpsetAttr)) return CreateJitDataMoveKernel(node);
+  return JitElementwiseKernel::Create(node);
+}
 
 }  // namespace
 

@@ -13,15 +13,12 @@
 #include "runtime/core/op_kernel.h"
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit_engine.h"
+#include "runtime/jit/partition_reference.h"
 
 namespace llvm {
 class LLVMContext;
 class Module;
 }  // namespace llvm
-
-namespace nuphar {
-class GraphPlan;
-}
 
 namespace nuphar::jit {
 
@@ -92,7 +89,6 @@ class JitElementwiseKernel final : public OpKernel {
 
  private:
   JitElementwiseKernel() = default;
-  Expected<std::vector<Tensor>> ReferenceOutputs(KernelContext& ctx) const;
   Status RunReference(KernelContext& ctx) const;
   Status Compare(KernelContext& ctx) const;
 
@@ -101,7 +97,7 @@ class JitElementwiseKernel final : public OpKernel {
   ElementwiseIR ir_;
   bool has_ir_ = false;
   std::string nodes_;
-  std::shared_ptr<const GraphPlan> reference_;
+  std::unique_ptr<PartitionReference> reference_;
   std::shared_ptr<KernelCode> code_ = std::make_shared<KernelCode>();
   bool compare_ = false;
   mutable std::mutex mutex_;

@@ -57,6 +57,14 @@ class JitScanKernel final : public OpKernel {
       };
     NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump));
     k->has_loop_ = true;
+    // The body's kernels that the loop calls directly (fused products, MatMul by a constant) run
+    // in generated code from step 1 on: count them with the generated kernels, not the reference.
+    for (const PlanNode& n : k->body_->nodes()) {
+      const std::string path = n.kernel->profile_path();
+      if (path.rfind("jit", 0) == 0) continue;
+      node.AddCounter("plan_nodes_" + path, -1);
+      node.AddCounter("plan_nodes_jit_loop_call", 1);
+    }
     k->node_name_ = node.name();
     k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
     node.AddCounter("jit_scan_loops", 1);

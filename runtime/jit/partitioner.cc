@@ -20,7 +20,10 @@
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/jit.h"
+#include "runtime/jit/datamove_ir.h"
 #include "runtime/jit/elementwise_ir.h"
+#include "runtime/jit/jit_datamove_kernel.h"
+#include "runtime/core/tensor_proto.h"
 
 namespace nuphar::jit {
 namespace {
@@ -59,6 +62,8 @@ class Partitioner {
     group_.resize(static_cast<size_t>(n));
     std::iota(group_.begin(), group_.end(), 0);
     candidate_.assign(static_cast<size_t>(n), 0);
+    datamove_.assign(static_cast<size_t>(n), 0);
+    FindFoldedValues();
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
@@ -71,6 +76,11 @@ class Partitioner {
       } else {
         candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
         if (candidate_[static_cast<size_t>(i)]) continue;
+        // Data movement (datamove_ir.h): a partition of its own, never merged.
+        if (HasDataMoveGenerator(node.op_type()) && AcceptsDataMove(node, &why)) {
+          candidate_[static_cast<size_t>(i)] = datamove_[static_cast<size_t>(i)] = 1;
+          continue;
+        }
       }
       refusals_.push_back(Describe(node) + ": " + why);
     }
@@ -79,6 +89,7 @@ class Partitioner {
       for (const auto& in : g_.node(i).input()) {
         auto it = producer_.find(in);
         if (it == producer_.end() || !candidate_[static_cast<size_t>(it->second)]) continue;
+        if (datamove_[static_cast<size_t>(i)] || datamove_[static_cast<size_t>(it->second)]) continue;
         TryMerge(Find(it->second), Find(i));
       }
     }
@@ -174,6 +185,51 @@ class Partitioner {
     return true;
   }
 
+  // The values the plan computes once at load (graph_plan.cc folds every node whose inputs are
+  // all constants, transitively): a partition of such a node would run on every call instead.
+  void FindFoldedValues() {
+    for (const auto& node : g_.node()) {
+      if (node.input_size() == 0 || !Subgraphs(node).empty() || node.op_type().rfind("Random", 0) == 0) continue;
+      bool constant = true;
+      for (const auto& in : node.input()) constant &= in.empty() || folded_.count(in) > 0 || ctx_.constants(in) != nullptr;
+      if (constant)
+        for (const auto& o : node.output()) folded_.insert(o);
+    }
+  }
+
+  // A data-movement node the family's IR builder takes (the same builder the kernel runs).
+  bool AcceptsDataMove(const onnx::NodeProto& n, std::string* why) const {
+    if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
+    if (n.output_size() > 0 && folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
+    if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
+    std::vector<MoveOperand> operands(static_cast<size_t>(n.input_size()));
+    for (int i = 0; i < n.input_size(); ++i) {
+      const std::string& in = n.input(i);
+      MoveOperand& op = operands[static_cast<size_t>(i)];
+      if (in.empty()) continue;
+      if (const Tensor* c = ctx_.constants(in)) {
+        op.constant = c;
+        op.dtype = c->dtype();
+        op.has_shape = true;
+        op.dims = c->shape();
+        op.dim_params.assign(op.dims.size(), "");
+        continue;
+      }
+      if (auto t = model_.value_types.find(in); t != model_.value_types.end()) op.dtype = t->second;
+      if (const auto* s = ShapeOf(in)) {
+        op.has_shape = true;
+        op.dims = s->dims;
+        op.dim_params = s->dim_params;
+      }
+    }
+    if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
+    auto t = model_.value_types.find(n.output(0));
+    auto ir = BuildDataMoveIR(n, static_cast<int>(model_.OpsetFor("")), operands,
+                              t == model_.value_types.end() ? DType::kUndefined : t->second);
+    if (!ir) return *why = ir.message(), false;
+    return true;
+  }
+
   int Find(int i) {
     while (group_[static_cast<size_t>(i)] != i) i = group_[static_cast<size_t>(i)] = group_[static_cast<size_t>(group_[static_cast<size_t>(i)])];
     return i;
@@ -220,7 +276,10 @@ class Partitioner {
     onnx::ValueInfoProto vi;
     vi.set_name(name);
     auto* tt = vi.mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    DType type = DType::kFloat;  // elementwise values are float; data movement keeps its type
+    if (const Tensor* c = ctx_.constants(name)) type = c->dtype();
+    else if (auto it = model_.value_types.find(name); it != model_.value_types.end()) type = it->second;
+    tt->set_elem_type(static_cast<int>(type));
     if (const Tensor* c = ctx_.constants(name)) {
       auto* shape = tt->mutable_shape();
       for (int64_t d : c->shape()) shape->add_dim()->set_dim_value(d);
@@ -271,7 +330,15 @@ class Partitioner {
       // The view Splits this group reads come first, each once; their outputs become values of
       // the body and their input (and constant sizes) the body's input (and initializer).
       std::vector<int> views;
+      const bool datamove = nodes.size() == 1 && datamove_[static_cast<size_t>(nodes[0])];
+      if (datamove) {
+        auto* opset = part.add_attribute();
+        opset->set_name(kDataMoveOpsetAttr);
+        opset->set_type(onnx::AttributeProto::INT);
+        opset->set_i(model_.OpsetFor(""));
+      }
       for (int i : nodes)
+        if (!datamove)
         for (const auto& in : g_.node(i).input()) {
           auto it = producer_.find(in);
           if (it == producer_.end() || !ViewSplitSizes(it->second)) continue;
@@ -308,6 +375,12 @@ class Partitioner {
           if (in.empty() || produced.count(in)) continue;
           // Clip bounds become the body's scalar constants (also when the same value is an
           // operand elsewhere: an initializer may back a graph input).
+          // A data-movement node's constant inputs (Slice bounds, Reshape shapes, Gather tables
+          // or indices) become the body's initializers: its IR bakes them.
+          if (datamove && ctx_.constants(in)) {
+            if (bounds_added.insert(in).second) *body->add_initializer() = TensorToProto(*ctx_.constants(in), in);
+            continue;
+          }
           if (node.op_type() == "Clip" && k > 0) {
             if (bounds_added.insert(in).second) {
               auto* t = body->add_initializer();
@@ -347,7 +420,8 @@ class Partitioner {
       bool other_readers = false;
       for (const auto& o : g_.node(v).output())
         other_readers |= graph_outputs.count(o) > 0 || read_by_subgraphs.count(o) > 0;
-      for (int c : consumers_[static_cast<size_t>(v)]) other_readers |= !candidate_[static_cast<size_t>(c)] || !taken[static_cast<size_t>(c)];
+      for (int c : consumers_[static_cast<size_t>(v)]) other_readers |= !candidate_[static_cast<size_t>(c)] || !taken[static_cast<size_t>(c)] ||
+                                                         datamove_[static_cast<size_t>(c)];
       if (other_readers) continue;
       taken[static_cast<size_t>(v)] = 1;
       ++taken_nodes;
@@ -391,6 +465,8 @@ class Partitioner {
   std::vector<std::vector<int>> consumers_;
   std::vector<int> group_;
   std::vector<char> candidate_;
+  std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
+  std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
   std::vector<std::string> refusals_;
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
@@ -402,7 +478,7 @@ class JitPartitionPass final : public RuntimeGraphPass {
   bool MayApply(const onnx::GraphProto& graph) const override {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
-      if (HasElementwiseGenerator(n.op_type()) || n.op_type() == "Scan") return true;
+      if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || n.op_type() == "Scan") return true;
     return false;
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {

@@ -1,0 +1,167 @@
+// LLVM IR for data-movement kernels (codegen_datamove.h).
+//
+// Each piece is a loop nest whose source and destination pointers are loop-carried and bumped
+// by the loop's strides (no index arithmetic per element); a Gather's index loop instead
+// computes its source from the index it loads, after checking it against the bound as the
+// reference does (negative indices count from the end).
+#include "runtime/jit/codegen_datamove.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+namespace nuphar::jit {
+namespace {
+
+using llvm::IRBuilder;
+using llvm::Value;
+
+class MoveEmitter {
+ public:
+  MoveEmitter(const DataMoveIR& ir, llvm::Function* f)
+      : ir_(ir), f_(f), b_(f->getContext()), elem_(b_.getIntNTy(static_cast<unsigned>(8 * ir.elem_bytes))) {}
+
+  void Emit() {
+    llvm::LLVMContext& ctx = f_->getContext();
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f_));
+    fail_ = llvm::BasicBlock::Create(ctx, "index_out_of_range", f_);
+    auto arg = f_->arg_begin();
+    // LLVM 14 pointers are typed: each i8* buffer is cast to the element type it is read as.
+    for (int i = 0; i <= ir_.num_operands; ++i) raw_.push_back(&*arg++);
+    for (Value* r : raw_) buffers_.push_back(b_.CreateBitCast(r, elem_->getPointerTo()));
+    numbers_ = &*arg;
+    Value* out = buffers_.back();
+    if (ir_.has_fill) {
+      Value* fill = llvm::ConstantInt::get(elem_, ir_.fill);
+      Value* count = Number();
+      Loop(count, out, nullptr, nullptr, nullptr, true, [&](Value* dst, Value*, Value*) { b_.CreateStore(fill, dst); });
+    }
+    for (const MovePiece& p : ir_.pieces) {
+      Value* src = b_.CreateGEP(elem_, buffers_[static_cast<size_t>(p.source)], Number());
+      Value* dst = b_.CreateGEP(elem_, out, Number());
+      Nest(p, 0, src, dst);
+    }
+    for (int v = 0; v < ir_.num_values; ++v)
+      b_.CreateStore(Number(), b_.CreateConstInBoundsGEP1_64(elem_, out, static_cast<uint64_t>(v)));
+    b_.CreateRet(b_.getInt32(0));
+    b_.SetInsertPoint(fail_);
+    b_.CreateRet(b_.getInt32(1));
+  }
+
+ private:
+  // The next plan number: a constant when baked, else read from the argument array.
+  Value* Number() {
+    const size_t n = next_++;
+    if (ir_.baked[n]) return b_.getInt64(ir_.numbers[n]);
+    return b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), numbers_, n),
+                         "n" + std::to_string(n));
+  }
+
+  // Loop `level` of piece `p` and the ones inside it, from `src` / `dst`.
+  void Nest(const MovePiece& p, int level, Value* src, Value* dst) {
+    if (level == p.loops) {
+      b_.CreateStore(b_.CreateLoad(elem_, src), dst);
+      return;
+    }
+    Value* size = Number();
+    Value* src_stride = Number();
+    Value* dst_stride = Number();
+    if (level != p.indirect_loop) {
+      Loop(size, dst, dst_stride, src, src_stride, level + 1 == p.loops,
+           [&](Value* d, Value* s, Value*) { Nest(p, level + 1, s, d); });
+      return;
+    }
+    Value* bound = Number();
+    const bool wide = ir_.index_bytes == 8;
+    llvm::Type* index_type = wide ? b_.getInt64Ty() : b_.getInt32Ty();
+    Value* indices = b_.CreateBitCast(raw_[static_cast<size_t>(p.index_operand)], index_type->getPointerTo());
+    Loop(size, dst, dst_stride, nullptr, nullptr, level + 1 == p.loops, [&](Value* d, Value*, Value* i) {
+      Value* index = b_.CreateLoad(index_type, b_.CreateGEP(index_type, indices, i));
+      if (!wide) index = b_.CreateSExt(index, b_.getInt64Ty());
+      index = b_.CreateSelect(b_.CreateICmpSLT(index, b_.getInt64(0)), b_.CreateAdd(index, bound), index);
+      auto* in_range = llvm::BasicBlock::Create(f_->getContext(), "index_ok", f_);
+      b_.CreateCondBr(b_.CreateICmpUGE(index, bound), fail_, in_range);
+      b_.SetInsertPoint(in_range);
+      Nest(p, level + 1, b_.CreateGEP(elem_, src, b_.CreateMul(index, src_stride)), d);
+    });
+  }
+
+  // for (i = 0; i < count; ++i, dst += dst_stride, src += src_stride) body(dst, src, i); the
+  // pointers are loop-carried (src may be null: not carried). Only the innermost loop may be
+  // unrolled: fully unrolling a constant outer loop around a vectorized inner one made 650 KB of
+  // IR for one Transpose and tens of milliseconds of compile.
+  template <class Body>
+  void Loop(Value* count, Value* dst, Value* dst_stride, Value* src, Value* src_stride, bool innermost, Body&& body) {
+    llvm::LLVMContext& ctx = f_->getContext();
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* head = llvm::BasicBlock::Create(ctx, "move.head", f_);
+    auto* loop = llvm::BasicBlock::Create(ctx, "move.body", f_);
+    auto* exit = llvm::BasicBlock::Create(ctx, "move.exit", f_);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+    llvm::PHINode* d = b_.CreatePHI(dst->getType(), 2, "dst");
+    llvm::PHINode* s = src ? b_.CreatePHI(src->getType(), 2, "src") : nullptr;
+    i->addIncoming(b_.getInt64(0), pre);
+    d->addIncoming(dst, pre);
+    if (s) s->addIncoming(src, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, count), loop, exit);
+    b_.SetInsertPoint(loop);
+    body(d, s, i);
+    llvm::BasicBlock* latch = b_.GetInsertBlock();
+    i->addIncoming(b_.CreateAdd(i, b_.getInt64(1), "i.next", true, true), latch);
+    d->addIncoming(dst_stride ? b_.CreateGEP(elem_, d, dst_stride) : b_.CreateConstGEP1_64(elem_, d, 1), latch);
+    if (s) s->addIncoming(b_.CreateGEP(elem_, s, src_stride), latch);
+    llvm::BranchInst* back = b_.CreateBr(head);
+    if (!innermost) {
+      llvm::Metadata* disable = llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.unroll.disable")});
+      auto self = llvm::MDNode::getTemporary(ctx, llvm::None);
+      llvm::MDNode* id = llvm::MDNode::get(ctx, {self.get(), disable});
+      id->replaceOperandWith(0, id);
+      back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
+    b_.SetInsertPoint(exit);
+  }
+
+  const DataMoveIR& ir_;
+  llvm::Function* f_;
+  IRBuilder<> b_;
+  llvm::IntegerType* elem_;
+  std::vector<Value*> raw_, buffers_;
+  Value* numbers_ = nullptr;
+  llvm::BasicBlock* fail_ = nullptr;
+  size_t next_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> EmitDataMoveKernel(const DataMoveIR& ir, const std::string& name,
+                                                 llvm::LLVMContext& context) {
+  auto module = std::make_unique<llvm::Module>(name, context);
+  IRBuilder<> b(context);
+  llvm::Type* ptr = b.getInt8PtrTy();
+  llvm::Type* numbers = b.getInt64Ty()->getPointerTo();
+  const unsigned nbuf = static_cast<unsigned>(ir.num_operands + 1);
+  // The body: one noalias pointer per buffer, then the numbers.
+  std::vector<llvm::Type*> params(nbuf, ptr);
+  params.push_back(numbers);
+  auto* body = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), params, false),
+                                      llvm::Function::InternalLinkage, name + ".body", module.get());
+  for (unsigned i = 0; i < nbuf; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  MoveEmitter(ir, body).Emit();
+
+  auto* entry = llvm::Function::Create(llvm::FunctionType::get(b.getInt32Ty(), {ptr->getPointerTo(), numbers}, false),
+                                       llvm::Function::ExternalLinkage, name, module.get());
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", entry));
+  std::vector<Value*> args;
+  Value* buffers = &*entry->arg_begin();
+  for (unsigned i = 0; i < nbuf; ++i) args.push_back(b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, buffers, i)));
+  args.push_back(&*(entry->arg_begin() + 1));
+  b.CreateRet(b.CreateCall(body, args));
+  return module;
+}
+
+}  // namespace nuphar::jit

@@ -1,0 +1,240 @@
+// Data-movement partition kernels (jit_datamove_kernel.h).
+//
+// Identical kernels of a session (the same IR text for the same target) share one compiled
+// function (QueueCompile), so a model's many identical Slices or Transposes cost one compile.
+#include "runtime/jit/jit_datamove_kernel.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <onnx/onnx_pb.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "graph/diagnostics.h"
+#include "runtime/core/tensor_proto.h"
+#include "runtime/jit/codegen_datamove.h"
+#include "runtime/jit/datamove_ir.h"
+#include "runtime/jit/jit_kernel.h"
+#include "runtime/jit/partition_reference.h"
+
+namespace nuphar::jit {
+namespace {
+
+using MoveFn = int32_t (*)(void* const* buffers, const int64_t* numbers);
+
+class JitDataMoveKernel final : public OpKernel {
+ public:
+  static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node);
+  ~JitDataMoveKernel() override {
+    if (compare_ && compared_runs_ > 0)
+      ReportDiagnostic(Severity::kNote, "nuphar compare: " + nodes_ + ": " + std::to_string(compared_runs_.load()) +
+                                            " run(s), identical");
+  }
+  Status Compute(KernelContext& ctx) const override;
+  const char* profile_path() const override { return has_ir_ && ir_.op == MoveOp::kView ? "jit_view" : "jit"; }
+
+ private:
+  JitDataMoveKernel(PartitionReference reference) : reference_(std::move(reference)) {}
+  Status Compare(KernelContext& ctx) const;
+  struct ComputedValues {
+    int64_t storage[4][kMaxMoveRank];
+    MoveParams params;
+  };
+  bool ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const;
+
+  PartitionReference reference_;
+  DataMoveIR ir_;
+  bool has_ir_ = false;
+  std::vector<int> operand_input_;     ///< per operand: the kernel input, or -1 for constants_[operand]
+  std::vector<Tensor> constants_;      ///< per operand
+  DType out_dtype_ = DType::kUndefined;
+  std::shared_ptr<KernelCode> code_;
+  bool compare_ = false;
+  std::string nodes_;
+  mutable std::atomic<int64_t> compared_runs_{0};
+};
+
+Expected<std::unique_ptr<OpKernel>> JitDataMoveKernel::Create(const NodeInfo& node) {
+  const onnx::GraphProto* body = node.GetGraph("body");
+  if (!body || body->node_size() != 1) return node.Error("data-movement partition without a one-node body");
+  NUPHAR_ASSIGN_OR_RETURN(PartitionReference reference, PartitionReference::Create(node));
+  auto k = std::unique_ptr<JitDataMoveKernel>(new JitDataMoveKernel(std::move(reference)));
+  const onnx::NodeProto& n = body->node(0);
+  k->nodes_ = n.name() + " (" + n.op_type() + ")";
+  k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
+
+  // The node's inputs as the body declares them: initializers are constants, the rest inputs.
+  std::vector<MoveOperand> operands(static_cast<size_t>(n.input_size()));
+  std::vector<Tensor> constants(operands.size());
+  std::vector<int> input_of(operands.size(), -1);
+  for (int i = 0; i < n.input_size(); ++i) {
+    const std::string& name = n.input(i);
+    MoveOperand& op = operands[static_cast<size_t>(i)];
+    for (const auto& init : body->initializer()) {
+      if (init.name() != name) continue;
+      NUPHAR_ASSIGN_OR_RETURN(constants[static_cast<size_t>(i)], TensorFromProto(init));
+      op.constant = &constants[static_cast<size_t>(i)];
+      op.dtype = op.constant->dtype();
+      op.has_shape = true;
+      op.dims = op.constant->shape();
+      op.dim_params.assign(op.dims.size(), "");
+    }
+    for (int b = 0; b < body->input_size() && !op.constant; ++b) {
+      const auto& vi = body->input(b);
+      if (vi.name() != name) continue;
+      input_of[static_cast<size_t>(i)] = b;
+      const auto& tt = vi.type().tensor_type();
+      op.dtype = static_cast<DType>(tt.elem_type());
+      op.has_shape = tt.has_shape();
+      for (const auto& d : tt.shape().dim()) {
+        op.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+        op.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+      }
+    }
+  }
+  const auto& out_type = body->output(0).type().tensor_type();
+  k->out_dtype_ = static_cast<DType>(out_type.elem_type());
+  auto ir = BuildDataMoveIR(n, static_cast<int>(node.GetInt(kDataMoveOpsetAttr, 0)), operands, k->out_dtype_);
+  if (!ir) {  // the partitioner only forms partitions the builder takes; stay correct regardless
+    ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + node.name() + " runs on the reference executor: " + ir.message());
+    node.AddCounter("jit_refused_partitions", 1);
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+  k->ir_ = std::move(*ir);
+  k->has_ir_ = true;
+  for (int node_input : k->ir_.operand_node_input) {
+    k->operand_input_.push_back(input_of[static_cast<size_t>(node_input)]);
+    k->constants_.push_back(std::move(constants[static_cast<size_t>(node_input)]));
+  }
+  if (k->ir_.op == MoveOp::kView) return std::unique_ptr<OpKernel>(std::move(k));  // no code
+
+  const std::string text = k->ir_.ToText();
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = EmitDataMoveKernel(k->ir_, kKernelEntry, *context);
+  std::function<void(const std::string&)> dump_lower;
+  if (!node.setting("codegen_dump_lower").empty())
+    dump_lower = [nodes = k->nodes_, text](const std::string& name) {
+      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
+    };
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
+  node.AddCounter("jit_kernels", 1);
+  return std::unique_ptr<OpKernel>(std::move(k));
+}
+
+Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
+  if (!has_ir_) return reference_.Run(ctx);
+  const size_t count = static_cast<size_t>(ir_.num_operands);
+  constexpr size_t kInline = 16;
+  const Tensor* inline_operands[kInline];
+  std::span<const int64_t> inline_shapes[kInline];
+  void* inline_buffers[kInline + 1];
+  std::vector<const Tensor*> heap_operands;
+  std::vector<std::span<const int64_t>> heap_shapes;
+  std::vector<void*> heap_buffers;
+  const Tensor** operands = inline_operands;
+  std::span<const int64_t>* shapes = inline_shapes;
+  void** buffers = inline_buffers;
+  if (count > kInline) {  // a Concat of many inputs
+    heap_operands.resize(count);
+    heap_shapes.resize(count);
+    heap_buffers.resize(count + 1);
+    operands = heap_operands.data();
+    shapes = heap_shapes.data();
+    buffers = heap_buffers.data();
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const int in = operand_input_[i];
+    const Tensor* t = in >= 0 ? ctx.input(static_cast<size_t>(in)) : &constants_[i];
+    if (!t) return reference_.Run(ctx);
+    operands[i] = t;
+    shapes[i] = t->shape();
+    buffers[i] = const_cast<void*>(t->raw());
+  }
+  // The element widths the code was generated for (of the data operands: computed parameters
+  // follow them).
+  const bool metadata = ir_.op == MoveOp::kShape || ir_.op == MoveOp::kSize;
+  const size_t data_operands = ir_.op == MoveOp::kConcat ? count : ir_.op == MoveOp::kGather ? 2 : 1;
+  for (size_t i = 0; i < data_operands && !metadata; ++i) {
+    const bool index = ir_.op == MoveOp::kGather && i == 1;
+    const DType t = operands[i]->dtype();
+    if (index ? DTypeSize(t) != static_cast<size_t>(ir_.index_bytes) || (t != DType::kInt32 && t != DType::kInt64)
+              : t != operands[0]->dtype() || DTypeSize(t) != static_cast<size_t>(ir_.elem_bytes))
+      return reference_.Run(ctx);
+  }
+  int64_t numbers[kMaxPlanNumbers];
+  int64_t out_shape[kMaxMoveRank * 2];
+  ComputedValues computed;
+  if (ir_.computed_params && !ReadComputedParams(operands, &computed)) return reference_.Run(ctx);
+  if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(shapes, count), numbers, out_shape,
+                    ir_.computed_params ? &computed.params : nullptr))
+    return reference_.Run(ctx);
+  for (size_t n = 0; n < ir_.numbers.size(); ++n)
+    if (ir_.baked[n] && numbers[n] != ir_.numbers[n]) return reference_.Run(ctx);
+  const std::span<const int64_t> shape(out_shape, static_cast<size_t>(ir_.out_rank));
+  if (ir_.op == MoveOp::kView) {
+    ctx.SetOutputReshaped(0, *operands[0], shape);
+    return Status::OK();
+  }
+  auto fn = reinterpret_cast<MoveFn>(code_->entry);
+  if (!fn) return reference_.Run(ctx);
+  Tensor* y = ctx.Output(0, metadata ? DType::kInt64 : operands[0]->dtype(), shape);
+  buffers[count] = y->raw();
+  if (fn(buffers, numbers) != 0) return reference_.Run(ctx);  // an index out of range: the reference names it
+  if (compare_) return Compare(ctx);
+  return Status::OK();
+}
+
+// The computed parameters' values, defaulted as the reference does (Slice: axes 0..n-1, steps
+// 1); false when one is not an int64/int32 vector of at most kMaxMoveRank values.
+bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const {
+  const std::vector<int64_t>* held[4] = {&ir_.starts, &ir_.ends, &ir_.axes, &ir_.steps};
+  if (ir_.op == MoveOp::kView) held[0] = &ir_.target;
+  std::span<const int64_t> values[4];
+  for (int k = 0; k < 4; ++k) {
+    const int o = ir_.param_operands[k];
+    if (o < 0) {
+      values[k] = *held[k];
+      continue;
+    }
+    const Tensor* t = operands[o];
+    if ((t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32) || t->rank() != 1 ||
+        t->size() > static_cast<int64_t>(kMaxMoveRank))
+      return false;
+    for (int64_t i = 0; i < t->size(); ++i)
+      out->storage[k][i] = t->dtype() == DType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
+    values[k] = std::span<const int64_t>(out->storage[k], static_cast<size_t>(t->size()));
+  }
+  if (ir_.op == MoveOp::kView) {
+    out->params.target = values[0];
+    return true;
+  }
+  const size_t n = values[0].size();
+  if (values[2].empty() && n <= kMaxMoveRank) {
+    for (size_t i = 0; i < n; ++i) out->storage[2][i] = static_cast<int64_t>(i);
+    values[2] = std::span<const int64_t>(out->storage[2], n);
+  }
+  if (values[3].empty() && n <= kMaxMoveRank) {
+    for (size_t i = 0; i < n; ++i) out->storage[3][i] = 1;
+    values[3] = std::span<const int64_t>(out->storage[3], n);
+  }
+  out->params = {values[0], values[1], values[2], values[3], {}};
+  return true;
+}
+
+// R1: integer outputs identical; moved bytes are identical whatever their type.
+Status JitDataMoveKernel::Compare(KernelContext& ctx) const {
+  NUPHAR_ASSIGN_OR_RETURN(auto ref, reference_.Outputs(ctx));
+  const Tensor* got = ctx.output(0);
+  ++compared_runs_;
+  if (!got || got->shape() != ref[0].shape() || got->bytes() != ref[0].bytes() ||
+      std::memcmp(got->raw(), ref[0].raw(), ref[0].bytes()) != 0)
+    return Diag::Msg("compare: generated data movement " + nodes_ + " differs from the reference");
+  return Status::OK();
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<OpKernel>> CreateJitDataMoveKernel(const NodeInfo& node) { return JitDataMoveKernel::Create(node); }
+
+}  // namespace nuphar::jit
