@@ -43,18 +43,8 @@ class TransposeKernel final : public OpKernel {
                        std::to_string(x->rank()));
     // perm is a permutation of 0..rank-1 (checked at load time; the default reverses).
     DimsBuffer out_shape(rank);
-    // When the dims longer than 1 keep their order, every element keeps its offset: the output
-    // is the input under another shape (an RNN's [seq, 1, 1, H] output with its unit dims
-    // swapped), no data moves.
-    bool same_order = true;
-    int64_t last_moved = -1;
-    for (size_t k = 0; k < rank; ++k) {
-      out_shape.data()[k] = x->dim(perm[k]);
-      if (x->dim(perm[k]) == 1) continue;
-      same_order = same_order && perm[k] > last_moved;
-      last_moved = perm[k];
-    }
-    if (same_order) {
+    for (size_t k = 0; k < rank; ++k) out_shape.data()[k] = x->dim(perm[k]);
+    if (TransposeKeepsOffsets(x->shape(), perm)) {
       ctx.SetOutputReshaped(0, *x, out_shape.span());
       return Status::OK();
     }
