@@ -470,7 +470,8 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   return plan;
 }
 
-Frame::Frame(const GraphPlan& plan, const Frame* parent) : plan_(plan), profile_(parent ? parent->profile_ : nullptr) {
+Frame::Frame(const GraphPlan& plan, const Frame* parent)
+    : plan_(plan), is_body_(parent != nullptr), profile_(parent ? parent->profile_ : nullptr) {
   locals_.resize(static_cast<size_t>(plan.num_locals_));
   ptrs_.reserve(locals_.size() + plan.constants_.size());
   for (auto& t : locals_) ptrs_.push_back(&t);

@@ -183,6 +183,9 @@ class Frame {
   Frame& operator=(const Frame&) = delete;
 
   const GraphPlan& plan() const { return plan_; }
+  /// Whether this frame runs a subgraph (made with a parent frame): its nodes may run once per
+  /// loop step instead of once per Run.
+  bool is_body() const { return is_body_; }
   const Tensor* Get(int ref) const {
     if (ref >= 0) return ptrs_[static_cast<size_t>(ref)];
     return ref == -1 ? nullptr : outer_[static_cast<size_t>(-ref - 2)];
@@ -231,6 +234,7 @@ class Frame {
   Status NodeError(Status s, const PlanNode& node) const;
 
   const GraphPlan& plan_;
+  const bool is_body_;
   RunProfile* profile_ = nullptr;
   std::vector<Tensor> locals_;
   std::vector<const Tensor*> ptrs_;   ///< locals then constants

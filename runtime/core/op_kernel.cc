@@ -143,17 +143,24 @@ void* KernelContext::Scratch(size_t bytes) {
 
 namespace {
 
-// SetOutputAlias copies a value below this size into the output's own (reused) buffer instead of
-// sharing it: sharing would make the producer of the value find its buffer shared on the next
-// step of a loop and allocate a new one, every step. Copying a few KB costs less than that
-// allocation.
-constexpr size_t kAliasMinBytes = 256 * 1024;
+// SetOutputAlias copies a value below a size into the output's own (reused) buffer instead of
+// sharing it: sharing makes the producer of the value find its buffer shared the next time it
+// runs, and allocate a new one. In a subgraph body that is every step of a loop, and copying a
+// few KB costs less than that allocation. In the main graph it is at most once per Run, which
+// costs less than copying 32 KB (an RNN's [seq, 1, H] output through Unsqueeze and Reshape:
+// 51 KB at seq 100, H 128).
+constexpr size_t kBodyAliasMinBytes = 256 * 1024;
+constexpr size_t kMainGraphAliasMinBytes = 32 * 1024;
+
+bool SharesBuffer(const Frame& frame, const Tensor& value) {
+  return !value.defined() || value.bytes() >= (frame.is_body() ? kBodyAliasMinBytes : kMainGraphAliasMinBytes);
+}
 
 }  // namespace
 
 void KernelContext::SetOutputReshaped(size_t i, const Tensor& value, std::span<const int64_t> shape) {
   if (!output_needed(i)) return;
-  if (value.bytes() >= kAliasMinBytes || !value.defined())
+  if (SharesBuffer(frame_, value))
     return SetOutputAlias(i, value.Reshaped(std::vector<int64_t>(shape.begin(), shape.end())));
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
@@ -166,7 +173,7 @@ void KernelContext::SetOutputReshaped(size_t i, const Tensor& value, std::span<c
 void KernelContext::SetOutputAlias(size_t i, const Tensor& value) {
   if (!output_needed(i)) return;
   Tensor& out = frame_.Local(outputs_[i]);
-  if (value.bytes() >= kAliasMinBytes || !value.defined()) {
+  if (SharesBuffer(frame_, value)) {
     out = value;
     return;
   }

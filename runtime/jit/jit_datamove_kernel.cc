@@ -17,6 +17,7 @@
 #include "runtime/jit/datamove_ir.h"
 #include "runtime/jit/jit_kernel.h"
 #include "runtime/jit/partition_reference.h"
+#include "runtime/kernels/tensor/tensor_common.h"
 
 namespace nuphar::jit {
 namespace {
@@ -172,7 +173,8 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
   for (size_t n = 0; n < ir_.numbers.size(); ++n)
     if (ir_.baked[n] && numbers[n] != ir_.numbers[n]) return reference_.Run(ctx);
   const std::span<const int64_t> shape(out_shape, static_cast<size_t>(ir_.out_rank));
-  if (ir_.op == MoveOp::kView) {
+  // A Transpose that moves only unit dims is a view too (the reference kernel's rule).
+  if (ir_.op == MoveOp::kView || (ir_.op == MoveOp::kTranspose && tensor_kernels::TransposeKeepsOffsets(shapes[0], ir_.perm))) {
     ctx.SetOutputReshaped(0, *operands[0], shape);
     return Status::OK();
   }

@@ -23,8 +23,10 @@ constexpr const NgemmDispatch* kByTier[kIsaTierCount] = {&kRefDispatch, &kAvx2Di
 
 constexpr DynQuantRowFns kRefRowFns{QuantizeRowRef, DequantizeRowRef};
 constexpr DynQuantRowFns kAvx2RowFns{QuantizeRowAvx2, DequantizeRowAvx2};
-// The row hooks have no AVX-512 code: zmm gave no gain on the quantize/dequantize rows (docs/ngemm.md).
-constexpr const DynQuantRowFns* kRowFnsByTier[kIsaTierCount] = {&kRefRowFns, &kAvx2RowFns, nullptr, nullptr, nullptr};
+// Only the quantization row has zmm code: zmm gave no gain on the dequantization row (docs/ngemm.md).
+constexpr DynQuantRowFns kAvx512RowFns{QuantizeRowAvx512, DequantizeRowAvx2};
+constexpr const DynQuantRowFns* kRowFnsByTier[kIsaTierCount] = {&kRefRowFns, &kAvx2RowFns, nullptr, &kAvx512RowFns,
+                                                                nullptr};
 
 std::atomic<const NgemmDispatch*> g_forced{nullptr};
 

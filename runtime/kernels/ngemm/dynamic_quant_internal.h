@@ -25,6 +25,7 @@ RowStats QuantizeRowRef(DynQuantScheme scheme, const float* x, int64_t K, const 
 void DequantizeRowRef(DynQuantScheme scheme, const RowStats& s, const int32_t* q_y, int64_t N,
                       const DynQuantWeights& w, const DynQuantConstants& c, const float* bias_add, float* y);
 RowStats QuantizeRowAvx2(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c, void* q_out);
+RowStats QuantizeRowAvx512(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c, void* q_out);
 void DequantizeRowAvx2(DynQuantScheme scheme, const RowStats& s, const int32_t* q_y, int64_t N,
                        const DynQuantWeights& w, const DynQuantConstants& c, const float* bias_add, float* y);
 

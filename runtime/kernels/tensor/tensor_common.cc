@@ -19,6 +19,16 @@ std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape) {
   return strides;
 }
 
+bool TransposeKeepsOffsets(std::span<const int64_t> dims, std::span<const int64_t> perm) {
+  int64_t last_moved = -1;
+  for (int64_t p : perm) {
+    if (dims[static_cast<size_t>(p)] == 1) continue;
+    if (p < last_moved) return false;
+    last_moved = p;
+  }
+  return true;
+}
+
 namespace {
 
 // Per-dim scratch that lives on the stack up to kInline dims, so the copy loops, which run per

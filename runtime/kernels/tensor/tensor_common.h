@@ -41,6 +41,12 @@ Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what = "
 /// Row-major element strides of `shape`.
 std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape);
 
+/// Whether Transpose(perm) of a tensor of `dims` keeps the order of the dims longer than 1: then
+/// every element keeps its offset and the output is the input under another shape (an RNN's
+/// [seq, 1, 1, H] output with its unit dims swapped), no data moves. `perm` is a permutation of
+/// 0..dims.size()-1.
+bool TransposeKeepsOffsets(std::span<const int64_t> dims, std::span<const int64_t> perm);
+
 /// Copies into the contiguous `dst` of `shape`: dst[i] = src[sum(i_k * src_strides[k])].
 /// Strides are in elements and may be 0 (broadcast) or negative (reversal).
 void StridedCopy(void* dst, const void* src, std::span<const int64_t> shape,

@@ -43,13 +43,9 @@ class TransposeKernel final : public OpKernel {
                        std::to_string(x->rank()));
     // perm is a permutation of 0..rank-1 (checked at load time; the default reverses).
     DimsBuffer out_shape(rank);
-    bool identity = true;
-    for (size_t k = 0; k < rank; ++k) {
-      identity = identity && perm[k] == static_cast<int64_t>(k);
-      out_shape.data()[k] = x->dim(perm[k]);
-    }
-    if (identity) {
-      ctx.SetOutputAlias(0, *x);
+    for (size_t k = 0; k < rank; ++k) out_shape.data()[k] = x->dim(perm[k]);
+    if (TransposeKeepsOffsets(x->shape(), perm)) {
+      ctx.SetOutputReshaped(0, *x, out_shape.span());
       return Status::OK();
     }
     Tensor* y = ctx.Output(0, x->dtype(), out_shape.span());

@@ -142,9 +142,31 @@ TEST(JitDataMove, TransposeOnEveryTierItTargets) {
     OneNode m("Transpose", DType::kFloat, {std::string("N"), int64_t{64}});
     SetAttr(*m.node, "perm", std::vector<int64_t>{1, 0});
     const auto model = m.Model(DType::kFloat, {int64_t{64}, std::string("N")});
-    ExpectGeneratedIdentical(model, {{{"x", Values(DType::kFloat, {33, 64}, 3)}}, {{"x", Values(DType::kFloat, {1, 64}, 4)}}},
+    ExpectGeneratedIdentical(model, {{{"x", Values(DType::kFloat, {33, 64}, 3)}}, {{"x", Values(DType::kFloat, {2, 64}, 4)}}},
                              false, std::string("nuphar_codegen_target:") + tier);
   }
+}
+
+// With N = 1 a Transpose of [N, 16384] moves only a unit dim: the kernel outputs its input under
+// the new shape (TransposeKeepsOffsets) instead of running its code, with the reference's values;
+// at 64 KB the main graph shares the buffer (SetOutputAlias), so the output is the input's memory.
+TEST(JitDataMove, TransposeOfOnlyUnitDimsIsAView) {
+  OneNode m("Transpose", DType::kFloat, {std::string("N"), int64_t{16384}});
+  SetAttr(*m.node, "perm", std::vector<int64_t>{1, 0});
+  const auto model = m.Model(DType::kFloat, {int64_t{16384}, std::string("N")});
+  auto ref = Open(model, "nuphar_execution_mode:reference");
+  auto jit = Open(model, "");
+  ASSERT_TRUE(ref && jit);
+  EXPECT_EQ(jit->counter("jit_nodes"), 1);
+  const NamedTensors feeds = {{"x", Values(DType::kFloat, {1, 16384}, 4)}};
+  auto a = ref->Run(feeds);
+  auto b = jit->Run(feeds);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ((*b)[0].shape(), (std::vector<int64_t>{16384, 1}));
+  ASSERT_EQ((*a)[0].shape(), (*b)[0].shape());
+  EXPECT_EQ(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].bytes()), 0);
+  EXPECT_EQ((*b)[0].raw(), feeds.at(0).second.raw());
+  EXPECT_EQ((*a)[0].raw(), feeds.at(0).second.raw());  // the reference kernel's rule too
 }
 
 TEST(JitDataMove, SliceStepsNegativeStepsAndClamping) {

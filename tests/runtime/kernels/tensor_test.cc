@@ -387,6 +387,7 @@ TEST(TensorKernelsTest, ScatterNDConstantBoxMatchesTheTupleWalk) {
 // ---- layout / generate ----
 
 // Transpose against an index-by-index loop: explicit and default (reversing) perms, identity,
+// perms that move only unit dims (the input under another shape) or unit dims and the others,
 // and ranks above the kernel's inline 16 dims.
 TEST(TensorKernelsTest, TransposeMatchesNaiveIndexLoop) {
   auto naive = [](const Tensor& x, const std::vector<int64_t>& perm) {
@@ -415,7 +416,9 @@ TEST(TensorKernelsTest, TransposeMatchesNaiveIndexLoop) {
   struct Case {
     std::vector<int64_t> shape, perm;  // empty perm: the default
   };
-  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {1, 2, 0}}, {{2, 3, 4}, {}}, {{2, 3}, {0, 1}}, {deep, deep_perm}, {deep, {}}}) {
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {1, 2, 0}}, {{2, 3, 4}, {}}, {{2, 3}, {0, 1}}, {deep, deep_perm}, {deep, {}},
+                                          {{5, 1, 1, 4}, {0, 2, 1, 3}}, {{1, 5, 4}, {1, 0, 2}}, {{5, 1, 4}, {1, 0, 2}},
+                                          {{5, 1, 4}, {2, 1, 0}}, {{1, 1}, {1, 0}}, {{5, 0, 1}, {2, 0, 1}}}) {
     const Tensor x = Iota(c.shape);
     auto out = RunNode("Transpose", 13, {x}, [&](onnx::NodeProto& n) {
       if (!c.perm.empty()) SetAttr(n, "perm", c.perm);
@@ -425,6 +428,9 @@ TEST(TensorKernelsTest, TransposeMatchesNaiveIndexLoop) {
     if (perm.empty())
       for (int64_t k = static_cast<int64_t>(c.shape.size()); k-- > 0;) perm.push_back(k);
     EXPECT_EQ(Values<float>((*out)[0]), naive(x, perm)) << ShapeToString(c.shape);
+    std::vector<int64_t> out_shape;
+    for (int64_t p : perm) out_shape.push_back(c.shape[static_cast<size_t>(p)]);
+    EXPECT_EQ((*out)[0].shape(), out_shape) << ShapeToString(c.shape);
   }
 }
 
