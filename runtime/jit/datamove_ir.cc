@@ -14,6 +14,22 @@
 namespace nuphar::jit {
 namespace {
 
+// Casts the generator converts exactly as the reference (elementwise_cast.cc): from an integer,
+// bool or float type to an integer, bool or float type, except float to integer (the reference's
+// NaN and range rules).
+bool IsIntegral(DType t) {
+  switch (t) {
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
+    case DType::kUint8: case DType::kUint16: case DType::kUint32: case DType::kUint64: case DType::kBool: return true;
+    default: return false;
+  }
+}
+bool IsFloating(DType t) { return t == DType::kFloat || t == DType::kDouble; }
+bool ConvertibleCast(DType from, DType to) {
+  if (!(IsIntegral(from) || IsFloating(from)) || !(IsIntegral(to) || IsFloating(to))) return false;
+  return !(IsFloating(from) && IsIntegral(to) && to != DType::kBool);
+}
+
 bool IsViewOp(const std::string& op) {
   return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
 }
@@ -47,19 +63,18 @@ void Strides(std::span<const int64_t> shape, int64_t* strides) {
 
 bool PlanView(const DataMoveIR& ir, const MoveParams& p, std::span<const int64_t> x, int64_t* out) {
   const int64_t rank = static_cast<int64_t>(x.size());
-  const std::string& op = ir.onnx_op;
-  if (op == "Identity") {
+  if (ir.view == ViewKind::kSame) {
     std::copy(x.begin(), x.end(), out);
     return static_cast<int>(rank) == ir.out_rank;
   }
-  if (op == "Flatten") {
+  if (ir.view == ViewKind::kFlatten) {
     const int64_t axis = ir.axis < 0 ? ir.axis + rank : ir.axis;
     if (axis < 0 || axis > rank) return false;
     out[0] = Product(x, 0, static_cast<size_t>(axis));
     out[1] = Product(x, static_cast<size_t>(axis), x.size());
     return true;
   }
-  if (op == "Reshape") {
+  if (ir.view == ViewKind::kReshape) {
     const int64_t size = Product(x, 0, x.size());
     int64_t known = 1, infer_at = -1;
     if (p.target.size() != static_cast<size_t>(ir.out_rank)) return false;
@@ -89,7 +104,7 @@ bool PlanView(const DataMoveIR& ir, const MoveParams& p, std::span<const int64_t
   }
   // Squeeze / Unsqueeze with constant axes.
   bool flag[kMaxMoveRank] = {};
-  if (op == "Unsqueeze") {
+  if (ir.view == ViewKind::kUnsqueeze) {
     const int64_t out_rank = rank + static_cast<int64_t>(ir.axes.size());
     if (out_rank > static_cast<int64_t>(kMaxMoveRank)) return false;
     for (int64_t a : ir.axes) {
@@ -189,8 +204,7 @@ bool PlanConcat(const DataMoveIR& ir, std::span<const std::span<const int64_t>> 
     w.Put(0);
     w.Put(offset * inner);
     w.Loop(outer, dim * inner, out[axis] * inner);
-    w.Loop(dim, inner, inner);
-    w.Loop(inner, 1, 1);
+    w.Loop(dim * inner, 1, 1);  // the axis slab is contiguous on both sides
     offset += dim;
   }
   return true;
@@ -249,7 +263,7 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
 }  // namespace
 
 bool HasDataMoveGenerator(const std::string& op) {
-  return IsViewOp(op) || op == "Transpose" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Pad" ||
+  return IsViewOp(op) || op == "Cast" || op == "Transpose" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Pad" ||
          op == "Shape" || op == "Size";
 }
 
@@ -257,6 +271,7 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
                   int64_t* out_shape, const MoveParams* computed) {
   if (shapes.size() != static_cast<size_t>(ir.num_operands)) return false;
   if (ir.computed_params && !computed) return false;
+  if (ir.op == MoveOp::kView && !computed) return shapes[0].size() <= kMaxMoveRank && PlanView(ir, {ir.starts, ir.ends, ir.axes, ir.steps, ir.target}, shapes[0], out_shape);
   const MoveParams held{ir.starts, ir.ends, ir.axes, ir.steps, ir.target};
   const MoveParams& params = computed ? *computed : held;
   for (const auto& s : shapes)
@@ -280,6 +295,13 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
       break;
     }
     case MoveOp::kSize: w.Put(Product(shapes[0], 0, shapes[0].size())); ok = true; break;
+    case MoveOp::kCast:
+      std::copy(shapes[0].begin(), shapes[0].end(), out_shape);
+      w.Put(0);
+      w.Put(0);
+      w.Loop(Product(shapes[0], 0, shapes[0].size()), 1, 1);
+      ok = true;
+      break;
   }
   return ok && w.n == ir.numbers.size();
 }
@@ -288,6 +310,8 @@ std::string DataMoveIR::ToText() const {
   // The op's name is not part of it: a Slice and a Transpose of the same numbers are the same code.
   std::string s = "datamove elem " + std::to_string(elem_bytes) + "B";
   if (index_bytes) s += " index " + std::to_string(index_bytes) + "B";
+  if (cast_from != DType::kUndefined)
+    s += std::string(" cast ") + DTypeName(cast_from) + " -> " + DTypeName(cast_to);
   if (has_fill) s += " fill 0x" + [&] {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(fill));
@@ -296,7 +320,8 @@ std::string DataMoveIR::ToText() const {
   s += " operands " + std::to_string(num_operands) + "\n";
   size_t n = 0;
   auto number = [&]() {
-    const std::string v = baked[n] ? std::to_string(numbers[n]) : "?" + std::to_string(n);
+    std::string v = baked[n] ? std::to_string(numbers[n]) : std::string("?");
+    if (!baked[n]) v += std::to_string(n);
     ++n;
     return v;
   };
@@ -442,11 +467,29 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
     ir.op = MoveOp::kSize;
     return true;
   }
+  if (op == "Cast") {
+    const DType to = static_cast<DType>(AttrInt(node, "to", 0));
+    const auto* to_attr = FindAttr(node, "to");
+    if (!to_attr || to_attr->type() != onnx::AttributeProto::INT) return *why = "no integer 'to' attribute", false;
+    if (to == inputs[0].dtype) {
+      ir.op = MoveOp::kView;  // the same type: the values as they are
+      return true;
+    }
+    if (!ConvertibleCast(inputs[0].dtype, to))
+      return *why = std::string("Cast from ") + DTypeName(inputs[0].dtype) + " to " + DTypeName(to) + " (float to integer, float16 and others stay on the reference)", false;
+    ir.op = MoveOp::kCast;
+    ir.cast_from = inputs[0].dtype;
+    ir.cast_to = to;
+    ir.elem_bytes = static_cast<int>(DTypeSize(to));
+    return true;
+  }
   // The views.
   ir.op = MoveOp::kView;
   if (op == "Flatten") {
+    ir.view = ViewKind::kFlatten;
     ir.axis = AttrInt(node, "axis", 1);
   } else if (op == "Reshape") {
+    ir.view = ViewKind::kReshape;
     if (opset < 5) return *why = "Reshape-1", false;
     if (auto target = ConstantInts(inputs, 1)) {
       ir.target = std::move(*target);
@@ -457,6 +500,7 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
     }
     ir.allowzero = AttrInt(node, "allowzero", 0) != 0;
   } else if (op == "Squeeze" || op == "Unsqueeze") {
+    ir.view = op == "Squeeze" ? ViewKind::kSqueeze : ViewKind::kUnsqueeze;
     if (opset >= 13 && HasInput(node, 1)) {
       auto axes = ConstantInts(inputs, 1);
       if (!axes) return *why = "axes are computed at run time", false;
@@ -470,15 +514,20 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
 }
 
 // The symbols' stand-in values of one variant (two variants tell baked numbers from arguments).
-std::vector<std::vector<int64_t>> Substitute(std::span<const MoveOperand> inputs, int variant) {
+// With `every_dim`, static dims stand for symbols too (one per distinct value, so dims that are
+// equal stay equal): the numbers then baked are the ones no dim changes (unit strides, zeros).
+std::vector<std::vector<int64_t>> Substitute(std::span<const MoveOperand> inputs, int variant, bool every_dim) {
   std::map<std::string, int64_t> symbols;
   std::vector<std::vector<int64_t>> shapes;
   int unnamed = 0;
   for (const MoveOperand& in : inputs) {
     std::vector<int64_t> s = in.dims;
     for (size_t k = 0; k < s.size(); ++k) {
-      if (s[k] >= 0) continue;
-      const std::string name = in.dim_params[k].empty() ? "?" + std::to_string(unnamed++) : in.dim_params[k];
+      if (s[k] >= 0 && !every_dim) continue;
+      // Static dims by value, unnamed symbols by position, named ones by name.
+      std::string name = s[k] >= 0 ? std::string("=") : in.dim_params[k].empty() ? std::string("?") : in.dim_params[k];
+      if (s[k] >= 0) name += std::to_string(s[k]);
+      else if (in.dim_params[k].empty()) name += std::to_string(unnamed++);
       auto it = symbols.find(name);
       if (it == symbols.end()) {
         const int64_t i = static_cast<int64_t>(symbols.size());
@@ -502,9 +551,11 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   if (node.output_size() != 1 || node.output(0).empty()) return Diag::Msg("not one output");
   if (inputs.empty() || node.input(0).empty()) return Diag::Msg("no data input");
   const bool metadata = ir.onnx_op == "Shape" || ir.onnx_op == "Size";
+  const bool cast = ir.onnx_op == "Cast";
   // The operands the kernel reads: Concat's every input, Gather's data and indices, the data input
   // of the others (their other inputs are constants the IR holds).
   ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" ? 2 : 1;
+  if (ir.num_operands > kMaxMoveOperands - 4) return Diag::Msg("more than 12 inputs");
   if (static_cast<int>(inputs.size()) < ir.num_operands) return Diag::Msg("missing inputs");
   for (int i = 0; i < ir.num_operands; ++i) ir.operand_node_input.push_back(i);
   for (int i = 0; i < ir.num_operands; ++i) {
@@ -517,7 +568,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   if (!metadata) {
     if (data == DType::kUndefined || data == DType::kString || DTypeSize(data) == 0)
       return Diag::Msg("input '" + node.input(0) + "' is not known to be a fixed-size type");
-    if (output_dtype != data) return Diag::Msg("output type differs from the input's");
+    if (output_dtype != data && !cast) return Diag::Msg("output type differs from the input's");
     for (int i = 1; i < ir.num_operands && ir.onnx_op == "Concat"; ++i)
       if (inputs[static_cast<size_t>(i)].dtype != data) return Diag::Msg("inputs of different types");
     ir.elem_bytes = static_cast<int>(DTypeSize(data));
@@ -526,6 +577,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   }
   std::string why;
   if (!ReadParameters(node, opset, inputs, ir, &why)) return Diag::Msg(why);
+  if (ir.op == MoveOp::kCast && output_dtype != ir.cast_to) return Diag::Msg("output type is not the Cast's 'to'");
 
   // The structure, then the numbers of both variants.
   const int rank = static_cast<int>(inputs[0].dims.size());
@@ -533,8 +585,9 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
     case MoveOp::kTranspose:
     case MoveOp::kSlice:
     case MoveOp::kPad: ir.pieces.push_back({0, rank, -1, -1}); break;
+    case MoveOp::kCast: ir.pieces.push_back({0, 1, -1, -1}); break;
     case MoveOp::kConcat:
-      for (int i = 0; i < ir.num_operands; ++i) ir.pieces.push_back({i, 3, -1, -1});
+      for (int i = 0; i < ir.num_operands; ++i) ir.pieces.push_back({i, 2, -1, -1});
       break;
     case MoveOp::kGather: ir.pieces.push_back({0, 3, 1, 1}); break;
     default: break;
@@ -550,7 +603,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   if (count > kMaxPlanNumbers) return Diag::Msg("more than 256 plan numbers");
   switch (ir.op) {
     case MoveOp::kView:
-      ir.out_rank = ir.onnx_op == "Identity"    ? rank
+      ir.out_rank = ir.onnx_op == "Identity" || ir.onnx_op == "Cast" ? rank
                     : ir.onnx_op == "Flatten"   ? 2
                     : ir.onnx_op == "Reshape"   ? static_cast<int>(ir.target.size())
                     : ir.onnx_op == "Unsqueeze" ? rank + static_cast<int>(ir.axes.size())
@@ -568,36 +621,52 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
     case MoveOp::kSize: ir.out_rank = 0; break;
     default: ir.out_rank = rank; break;
   }
+  if (ir.computed_params) {  // numbers depend on values known per call only: all arguments
+    ir.numbers.assign(count, 0);
+    ir.baked.assign(count, 0);
+    ir.checked.assign(count, 0);
+    return ir;
+  }
   // Variants 0 and 1 stand every symbol for a large value, variant 2 for a small one (a Slice
   // bound clamped by a symbolic dim is the same for all large values); variant 2 may not make a
   // plan (a Reshape's -1 that small dims do not divide) and is then not consulted.
   ir.numbers.assign(count, 0);
-  ir.baked.assign(count, 1);
-  if (ir.computed_params) {  // numbers depend on values known per call only: all arguments
-    ir.baked.assign(count, 0);
-    return ir;
-  }
-  std::vector<int64_t> other(count), out_shape(2 * kMaxMoveRank);
+  std::vector<int64_t> out_shape(2 * kMaxMoveRank);
   int64_t out_size[2] = {0, 0};
-  for (int variant = 0; variant < 3; ++variant) {
-    const auto shapes = Substitute(inputs.first(static_cast<size_t>(ir.num_operands)), variant);
-    std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
-    int64_t* numbers = variant == 0 ? ir.numbers.data() : other.data();
-    if (!PlanDataMove(ir, spans, numbers, out_shape.data())) {
-      if (variant == 2) break;
-      return Diag::Msg("the declared shapes do not make a valid " + ir.onnx_op);
+  auto bake = [&](bool every_dim) {
+    ir.baked.assign(count, 1);
+    std::vector<int64_t> other(count);
+    for (int variant = 0; variant < 3; ++variant) {
+      const auto shapes = Substitute(inputs.first(static_cast<size_t>(ir.num_operands)), variant, every_dim);
+      std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
+      int64_t* numbers = variant == 0 ? ir.numbers.data() : other.data();
+      if (!PlanDataMove(ir, spans, numbers, out_shape.data())) {
+        // A view has no numbers: its output rank is known, each call checks its dims (a Squeeze
+        // of a symbolic dim that must be 1).
+        if (variant == 2 || ir.op == MoveOp::kView) break;
+        return false;
+      }
+      if (variant < 2 && !every_dim) out_size[variant] = Product(out_shape, 0, static_cast<size_t>(ir.out_rank));
+      if (variant > 0)
+        for (size_t n = 0; n < count; ++n) ir.baked[n] = ir.baked[n] && ir.numbers[n] == other[n];
     }
-    if (variant < 2) out_size[variant] = Product(out_shape, 0, static_cast<size_t>(ir.out_rank));
-    if (variant > 0)
-      for (size_t n = 0; n < count; ++n) ir.baked[n] = ir.baked[n] && ir.numbers[n] == other[n];
-  }
-  // A small static output gains nothing measurable from constant loop bounds, while each
-  // distinct kernel costs a compile (~10 ms): its numbers all become arguments, so the small
-  // copies of one structure (a model's int64 shape arithmetic, its many small Slices) share
-  // one function.
-  if (out_size[0] == out_size[1] && out_size[0] < kBakeMinElements) {
-    ir.baked.assign(count, 0);
-    ir.numbers.assign(count, 0);
+    return true;
+  };
+  if (!bake(false)) return Diag::Msg("the declared shapes do not make a valid " + ir.onnx_op);
+  const std::vector<int64_t> from_static = ir.numbers;
+  const std::vector<char> baked_static = ir.baked;
+  std::vector<char> structural(count, 0);
+  if (bake(true)) structural = ir.baked;
+  // A small static output gains nothing measurable from constant sizes, while each distinct
+  // kernel costs a compile (~10 ms): it bakes only the numbers no dim changes (unit strides,
+  // zero offsets), so the small copies of one structure (a model's int64 shape arithmetic, its
+  // many small Slices) share one function. A larger one bakes every static number.
+  const bool small = out_size[0] == out_size[1] && out_size[0] < kBakeMinElements;
+  ir.baked = small ? structural : baked_static;
+  ir.checked.assign(count, 0);
+  for (size_t n = 0; n < count; ++n) {
+    ir.numbers[n] = ir.baked[n] ? from_static[n] : 0;
+    ir.checked[n] = ir.baked[n] && !structural[n];
   }
   return ir;
 }
