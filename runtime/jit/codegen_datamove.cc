@@ -89,7 +89,7 @@ class MoveEmitter {
     const size_t n = next_++;
     if (ir_.baked[n]) return b_.getInt64(ir_.numbers[n]);
     return b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), numbers_, n),
-                         "n" + std::to_string(n));
+                         std::string("n").append(std::to_string(n)));
   }
 
   // Loop `level` of piece `p` and the ones inside it, from `src` / `dst`.
@@ -104,6 +104,10 @@ class MoveEmitter {
     Value* src_stride = Number();
     Value* dst_stride = Number();
     if (level != p.indirect_loop) {
+      if (level + 1 == p.loops && ir_.op != MoveOp::kCast) {
+        ContiguousOrStrided(size, dst, dst_stride, src, src_stride);
+        return;
+      }
       Loop(size, dst, dst_stride, src, src_stride, level + 1 == p.loops,
            [&](Value* d, Value* s, Value*) { Nest(p, level + 1, s, d); });
       return;
@@ -121,6 +125,40 @@ class MoveEmitter {
       b_.SetInsertPoint(in_range);
       Nest(p, level + 1, b_.CreateGEP(src_elem_, src, b_.CreateMul(index, src_stride)), d);
     });
+  }
+
+  // The innermost copy loop: one memcpy when both strides are 1 (known at load, or tested per
+  // call when they are arguments: a short element-by-element loop cost 0.3 us on gtcrn's
+  // [33, 2, 1, 4] Transpose), else the strided loop.
+  void ContiguousOrStrided(Value* size, Value* dst, Value* dst_stride, Value* src, Value* src_stride) {
+    auto strided = [&] {
+      Loop(size, dst, dst_stride, src, src_stride, true,
+           [&](Value* d, Value* s, Value*) { b_.CreateStore(b_.CreateLoad(src_elem_, s), d); });
+    };
+    auto contiguous = [&] {
+      Value* bytes = b_.CreateMul(size, b_.getInt64(static_cast<uint64_t>(ir_.elem_bytes)));
+      b_.CreateMemCpy(dst, llvm::MaybeAlign(ir_.elem_bytes), src, llvm::MaybeAlign(ir_.elem_bytes), bytes);
+    };
+    auto* sc = llvm::dyn_cast<llvm::ConstantInt>(src_stride);
+    auto* dc = llvm::dyn_cast<llvm::ConstantInt>(dst_stride);
+    if (sc && dc) {
+      if (sc->isOne() && dc->isOne()) contiguous();
+      else strided();
+      return;
+    }
+    llvm::LLVMContext& ctx = f_->getContext();
+    auto* then = llvm::BasicBlock::Create(ctx, "contiguous", f_);
+    auto* other = llvm::BasicBlock::Create(ctx, "strided", f_);
+    auto* join = llvm::BasicBlock::Create(ctx, "copied", f_);
+    Value* unit = b_.CreateAnd(b_.CreateICmpEQ(src_stride, b_.getInt64(1)), b_.CreateICmpEQ(dst_stride, b_.getInt64(1)));
+    b_.CreateCondBr(unit, then, other);
+    b_.SetInsertPoint(then);
+    contiguous();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(other);
+    strided();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
   }
 
   // for (i = 0; i < count; ++i, dst += dst_stride, src += src_stride) body(dst, src, i); the

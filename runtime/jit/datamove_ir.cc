@@ -52,6 +52,28 @@ struct NumberWriter {
   }
 };
 
+// The `count` loops (size, source stride, destination stride) at `loops`, outermost first,
+// rewritten to copy the same elements with longer inner loops: a loop of size 1 moves outward,
+// and a loop whose strides continue the next inner one's merges into it (size 1 left behind).
+// The loop count stays (the code's structure); a Transpose of [33, 2, 1, 4] becomes one
+// contiguous loop where the copy allows, instead of four nested short ones.
+void MergeLoops(int64_t* loops, int count) {
+  for (int k = count - 2; k >= 0; --k) {
+    int64_t* outer = loops + 3 * k;
+    int64_t* inner = outer + 3;
+    if (outer[0] == 1) continue;
+    if (inner[0] == 1) {
+      std::copy(outer, outer + 3, inner);
+    } else if (outer[1] == inner[0] * inner[1] && outer[2] == inner[0] * inner[2]) {
+      inner[0] *= outer[0];
+    } else {
+      continue;
+    }
+    outer[0] = 1;
+    outer[1] = outer[2] = 0;
+  }
+}
+
 // Row-major strides of `shape` into `strides`.
 void Strides(std::span<const int64_t> shape, int64_t* strides) {
   int64_t s = 1;
@@ -136,7 +158,9 @@ bool PlanTranspose(const DataMoveIR& ir, std::span<const int64_t> x, NumberWrite
   Strides(std::span<const int64_t>(out, rank), out_strides);
   w.Put(0);
   w.Put(0);
+  const size_t first = w.n;
   for (size_t k = 0; k < rank; ++k) w.Loop(out[k], strides[ir.perm[k]], out_strides[k]);
+  MergeLoops(w.out + first, static_cast<int>(rank));
   return true;
 }
 
@@ -178,7 +202,9 @@ bool PlanSlice(const MoveParams& p, std::span<const int64_t> x, NumberWriter& w,
   Strides(std::span<const int64_t>(out, x.size()), out_strides);
   w.Put(base);
   w.Put(0);
+  const size_t first = w.n;
   for (int64_t k = 0; k < rank; ++k) w.Loop(out[k], strides[k], out_strides[k]);
+  MergeLoops(w.out + first, static_cast<int>(rank));
   return true;
 }
 
@@ -256,7 +282,9 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
   }
   w.Put(empty ? 0 : src);
   w.Put(empty ? 0 : dst);
+  const size_t first = w.n;
   for (size_t k = 0; k < rank; ++k) w.Loop(empty ? 0 : kept[k], strides[k], out_strides[k]);
+  MergeLoops(w.out + first, static_cast<int>(rank));
   return true;
 }
 
@@ -531,7 +559,7 @@ std::vector<std::vector<int64_t>> Substitute(std::span<const MoveOperand> inputs
       auto it = symbols.find(name);
       if (it == symbols.end()) {
         const int64_t i = static_cast<int64_t>(symbols.size());
-        const int64_t value = variant == 0 ? 100003 + 7 * i : variant == 1 ? 200017 + 13 * i : 2 + i;
+        const int64_t value = variant == 0 ? 100003 + 7 * i : variant == 1 ? 200017 + 13 * i : variant == 2 ? 2 + i : 1;
         it = symbols.emplace(name, value).first;
       }
       s[k] = it->second;
@@ -628,22 +656,23 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
     return ir;
   }
   // Variants 0 and 1 stand every symbol for a large value, variant 2 for a small one (a Slice
-  // bound clamped by a symbolic dim is the same for all large values); variant 2 may not make a
-  // plan (a Reshape's -1 that small dims do not divide) and is then not consulted.
+  // bound clamped by a symbolic dim is the same for all large values) and variant 3 for 1 (a
+  // batch of 1 changes which loops merge); variants 2 and 3 may not make a plan (a Reshape's -1
+  // that small dims do not divide) and are then not consulted.
   ir.numbers.assign(count, 0);
   std::vector<int64_t> out_shape(2 * kMaxMoveRank);
   int64_t out_size[2] = {0, 0};
   auto bake = [&](bool every_dim) {
     ir.baked.assign(count, 1);
     std::vector<int64_t> other(count);
-    for (int variant = 0; variant < 3; ++variant) {
+    for (int variant = 0; variant < 4; ++variant) {
       const auto shapes = Substitute(inputs.first(static_cast<size_t>(ir.num_operands)), variant, every_dim);
       std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
       int64_t* numbers = variant == 0 ? ir.numbers.data() : other.data();
       if (!PlanDataMove(ir, spans, numbers, out_shape.data())) {
         // A view has no numbers: its output rank is known, each call checks its dims (a Squeeze
         // of a symbolic dim that must be 1).
-        if (variant == 2 || ir.op == MoveOp::kView) break;
+        if (variant >= 2 || ir.op == MoveOp::kView) continue;
         return false;
       }
       if (variant < 2 && !every_dim) out_size[variant] = Product(out_shape, 0, static_cast<size_t>(ir.out_rank));

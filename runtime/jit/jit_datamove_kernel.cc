@@ -9,6 +9,7 @@
 #include <llvm/IR/Module.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -76,6 +77,43 @@ class JitDataMoveKernel final : public OpKernel {
     MoveParams params;
   };
   bool ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const;
+
+  // The plan of the first call's shapes, kept: a streaming model calls with the same shapes
+  // every frame, and then a call compares its shapes and reuses the numbers instead of planning
+  // (published once, immutable, freed with the kernel: concurrent Runs read it without locks).
+  struct CachedPlan {
+    int rank[kMaxMoveOperands];
+    std::vector<int64_t> dims;      ///< the operands' dims, concatenated
+    int64_t out_shape[kMaxMoveRank * 2];
+    std::vector<int64_t> numbers;
+  };
+  const CachedPlan* FindCachedPlan(const std::span<const int64_t>* shapes, size_t count) const {
+    const CachedPlan* c = cached_.load(std::memory_order_acquire);
+    if (!c) return nullptr;
+    size_t at = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (static_cast<size_t>(c->rank[i]) != shapes[i].size() ||
+          !std::equal(shapes[i].begin(), shapes[i].end(), c->dims.begin() + static_cast<std::ptrdiff_t>(at)))
+        return nullptr;
+      at += shapes[i].size();
+    }
+    return c;
+  }
+  void CachePlan(const std::span<const int64_t>* shapes, size_t count, const int64_t* numbers,
+                 const int64_t* out_shape) const {
+    if (cached_.load(std::memory_order_relaxed)) return;
+    auto plan = std::make_unique<CachedPlan>();
+    for (size_t i = 0; i < count; ++i) {
+      plan->rank[i] = static_cast<int>(shapes[i].size());
+      plan->dims.insert(plan->dims.end(), shapes[i].begin(), shapes[i].end());
+    }
+    std::copy(out_shape, out_shape + out_rank_, plan->out_shape);
+    if (numbers) plan->numbers.assign(numbers, numbers + ir_.numbers.size());  // views have none
+    const CachedPlan* expected = nullptr;
+    if (cached_.compare_exchange_strong(expected, plan.get(), std::memory_order_acq_rel)) owned_plan_ = std::move(plan);
+  }
+  mutable std::atomic<const CachedPlan*> cached_{nullptr};
+  mutable std::unique_ptr<CachedPlan> owned_plan_;  ///< written once, by the thread that published it
 
   // What every call reads, together at the front of the object: a streaming model runs a
   // hundred of these per frame, and each cache line a call touches is a likely miss there (a
@@ -203,9 +241,14 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
     const Tensor* x = Operand(ctx, 0);
     if (!x) return reference_.Run(ctx);
     const std::span<const int64_t> x_shape = x->shape();
+    if (const CachedPlan* c = FindCachedPlan(&x_shape, 1)) {
+      ctx.SetOutputReshaped(0, *x, std::span<const int64_t>(c->out_shape, static_cast<size_t>(out_rank_)));
+      return Status::OK();
+    }
     int64_t out_shape[kMaxMoveRank * 2];
     if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(&x_shape, 1), nullptr, out_shape))
       return reference_.Run(ctx);
+    CachePlan(&x_shape, 1, nullptr, out_shape);
     ctx.SetOutputReshaped(0, *x, std::span<const int64_t>(out_shape, static_cast<size_t>(out_rank_)));
     return Status::OK();
   }
@@ -232,17 +275,26 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
                                              : t == operands[0]->dtype() && DTypeSize(t) == static_cast<size_t>(ir_.elem_bytes);
     if (!fits) return reference_.Run(ctx);
   }
-  int64_t numbers[kMaxPlanNumbers];
-  int64_t out_shape[kMaxMoveRank * 2];
-  ComputedValues computed;
-  if (computed_ && !ReadComputedParams(operands, &computed)) return reference_.Run(ctx);
-  if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(shapes, count), numbers, out_shape,
-                    computed_ ? &computed.params : nullptr))
-    return reference_.Run(ctx);
-  for (int c = 0; c < checks_; ++c)
-    if (numbers[check_slot_[c]] != check_value_[c]) return reference_.Run(ctx);
-  for (const auto& [slot, value] : more_checks_)
-    if (numbers[slot] != value) return reference_.Run(ctx);
+  int64_t plan_numbers[kMaxPlanNumbers];
+  int64_t plan_out_shape[kMaxMoveRank * 2];
+  const int64_t* numbers = plan_numbers;
+  const int64_t* out_shape = plan_out_shape;
+  const CachedPlan* cached = computed_ ? nullptr : FindCachedPlan(shapes, count);
+  if (cached) {
+    numbers = cached->numbers.data();
+    out_shape = cached->out_shape;
+  } else {
+    ComputedValues computed;
+    if (computed_ && !ReadComputedParams(operands, &computed)) return reference_.Run(ctx);
+    if (!PlanDataMove(ir_, std::span<const std::span<const int64_t>>(shapes, count), plan_numbers, plan_out_shape,
+                      computed_ ? &computed.params : nullptr))
+      return reference_.Run(ctx);
+    for (int c = 0; c < checks_; ++c)
+      if (plan_numbers[check_slot_[c]] != check_value_[c]) return reference_.Run(ctx);
+    for (const auto& [slot, value] : more_checks_)
+      if (plan_numbers[slot] != value) return reference_.Run(ctx);
+    if (!computed_) CachePlan(shapes, count, plan_numbers, plan_out_shape);
+  }
   const std::span<const int64_t> shape(out_shape, static_cast<size_t>(out_rank_));
   if (op_ == MoveOp::kView) {
     ctx.SetOutputReshaped(0, *operands[0], shape);

@@ -138,6 +138,25 @@ TEST(JitDataMove, TransposeEveryTypeAndSymbolicDims) {
   }
 }
 
+// Loops merge per call where the copy is contiguous (a moved unit dim, a batch of 1): the merged
+// plan must move the same elements, on the static and the symbolic declaration alike.
+TEST(JitDataMove, TransposeWhoseLoopsMerge) {
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic);
+    OneNode m("Transpose", DType::kFloat, {symbolic ? Dim(std::string("T")) : Dim(int64_t{33}), int64_t{2}, int64_t{1}, int64_t{4}});
+    SetAttr(*m.node, "perm", std::vector<int64_t>{0, 2, 1, 3});
+    const auto model = m.Model(DType::kFloat, {std::string("a"), int64_t{1}, int64_t{2}, int64_t{4}});
+    std::vector<NamedTensors> feeds = {{{"x", Values(DType::kFloat, {33, 2, 1, 4}, 30)}}};
+    if (symbolic) feeds.push_back({{"x", Values(DType::kFloat, {1, 2, 1, 4}, 31)}});
+    ExpectGeneratedIdentical(model, feeds);
+  }
+  OneNode m("Transpose", DType::kInt64, {std::string("B"), int64_t{3}, std::string("T")});
+  SetAttr(*m.node, "perm", std::vector<int64_t>{2, 0, 1});
+  ExpectGeneratedIdentical(m.Model(DType::kInt64, {std::string("a"), std::string("b"), int64_t{3}}),
+                           {{{"x", Values(DType::kInt64, {1, 3, 5}, 32)}}, {{"x", Values(DType::kInt64, {2, 3, 1}, 33)}},
+                            {{"x", Values(DType::kInt64, {1, 3, 1}, 34)}}});
+}
+
 TEST(JitDataMove, TransposeOnEveryTierItTargets) {
   for (const char* tier : {"avx2", "avx512"}) {
     SCOPED_TRACE(tier);
