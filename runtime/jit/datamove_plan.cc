@@ -3,15 +3,12 @@
 #include <algorithm>
 
 #include "runtime/jit/datamove_ir.h"
+#include "runtime/kernels/tensor/tensor_common.h"
 
 namespace nuphar::jit {
 namespace {
 
-int64_t Product(std::span<const int64_t> dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t k = begin; k < end; ++k) p *= dims[k];
-  return p;
-}
+using tensor_kernels::DimProduct;
 
 // Appends a plan's numbers in the order the code generator reads them.
 struct NumberWriter {
@@ -65,12 +62,12 @@ bool PlanView(const DataMoveIR& ir, const MoveParams& p, std::span<const int64_t
   if (ir.view == ViewKind::kFlatten) {
     const int64_t axis = ir.axis < 0 ? ir.axis + rank : ir.axis;
     if (axis < 0 || axis > rank) return false;
-    out[0] = Product(x, 0, static_cast<size_t>(axis));
-    out[1] = Product(x, static_cast<size_t>(axis), x.size());
+    out[0] = DimProduct(x, 0, static_cast<size_t>(axis));
+    out[1] = DimProduct(x, static_cast<size_t>(axis), x.size());
     return true;
   }
   if (ir.view == ViewKind::kReshape) {
-    const int64_t size = Product(x, 0, x.size());
+    const int64_t size = DimProduct(x, 0, x.size());
     int64_t known = 1, infer_at = -1;
     if (p.target.size() != static_cast<size_t>(ir.out_rank)) return false;
     for (size_t i = 0; i < p.target.size(); ++i) {
@@ -137,7 +134,7 @@ bool PlanTranspose(const DataMoveIR& ir, std::span<const int64_t> x, NumberWrite
   return true;
 }
 
-// The reference Slice's arithmetic (tensor_slice_pad.cc), with the same clamping.
+// The reference Slice's arithmetic (tensor_common.h's ResolveSliceAxis, which it shares).
 bool PlanSlice(const MoveParams& p, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
   const int64_t rank = static_cast<int64_t>(x.size());
   int64_t strides[kMaxMoveRank], out_strides[kMaxMoveRank];
@@ -151,25 +148,12 @@ bool PlanSlice(const MoveParams& p, std::span<const int64_t> x, NumberWriter& w,
     const int64_t axis = p.axes[i] < 0 ? p.axes[i] + rank : p.axes[i];
     if (axis < 0 || axis >= rank || seen[axis]) return false;
     seen[axis] = true;
-    const int64_t dim = x[static_cast<size_t>(axis)], step = p.steps[i];
+    const int64_t step = p.steps[i];
     if (step == 0) return false;
-    int64_t start = p.starts[i] < 0 ? p.starts[i] + dim : p.starts[i];
-    int64_t end = p.ends[i] < 0 ? p.ends[i] + dim : p.ends[i];
-    int64_t count;
-    if (dim == 0) {
-      start = 0;
-      count = 0;
-    } else if (step > 0) {
-      start = std::clamp(start, int64_t{0}, dim);
-      end = std::clamp(end, int64_t{0}, dim);
-      count = end > start ? (end - start - 1) / step + 1 : 0;
-    } else {
-      start = std::clamp(start, int64_t{0}, dim - 1);
-      end = std::clamp(end, int64_t{-1}, dim - 1);
-      count = start > end ? (start - end - 1) / -step + 1 : 0;
-    }
-    out[axis] = count;
-    if (count > 0) base += start * strides[axis];
+    const tensor_kernels::SliceRange range =
+        tensor_kernels::ResolveSliceAxis(p.starts[i], p.ends[i], step, x[static_cast<size_t>(axis)]);
+    out[axis] = range.count;
+    if (range.count > 0) base += range.start * strides[axis];
     strides[axis] *= step;
   }
   Strides(std::span<const int64_t>(out, x.size()), out_strides);
@@ -195,8 +179,8 @@ bool PlanConcat(const DataMoveIR& ir, std::span<const std::span<const int64_t>> 
       if (k != axis && s[static_cast<size_t>(k)] != first[static_cast<size_t>(k)]) return false;
     out[axis] += s[static_cast<size_t>(axis)];
   }
-  const int64_t outer = Product(first, 0, static_cast<size_t>(axis));
-  const int64_t inner = Product(first, static_cast<size_t>(axis) + 1, first.size());
+  const int64_t outer = DimProduct(first, 0, static_cast<size_t>(axis));
+  const int64_t inner = DimProduct(first, static_cast<size_t>(axis) + 1, first.size());
   int64_t offset = 0;
   for (const auto& s : shapes) {
     const int64_t dim = s[static_cast<size_t>(axis)];
@@ -218,10 +202,10 @@ bool PlanGather(const DataMoveIR& ir, std::span<const int64_t> data, std::span<c
   for (int64_t k = 0; k < axis; ++k) out[n++] = data[static_cast<size_t>(k)];
   for (int64_t d : indices) out[n++] = d;
   for (int64_t k = axis + 1; k < rank; ++k) out[n++] = data[static_cast<size_t>(k)];
-  const int64_t outer = Product(data, 0, static_cast<size_t>(axis));
+  const int64_t outer = DimProduct(data, 0, static_cast<size_t>(axis));
   const int64_t dim = data[static_cast<size_t>(axis)];
-  const int64_t inner = Product(data, static_cast<size_t>(axis) + 1, data.size());
-  const int64_t count = Product(indices, 0, indices.size());
+  const int64_t inner = DimProduct(data, static_cast<size_t>(axis) + 1, data.size());
+  const int64_t count = DimProduct(indices, 0, indices.size());
   w.Put(0);
   w.Put(0);
   w.Loop(outer, dim * inner, count * inner);
@@ -242,7 +226,7 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
     if (out[k] < 0) return false;
   }
   Strides(std::span<const int64_t>(out, rank), out_strides);
-  w.Put(Product(std::span<const int64_t>(out, rank), 0, rank));
+  w.Put(DimProduct(std::span<const int64_t>(out, rank), 0, rank));
   int64_t src = 0, dst = 0;
   int64_t kept[kMaxMoveRank];
   bool empty = false;
@@ -290,12 +274,12 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
       ok = end - begin == ir.num_values;
       break;
     }
-    case MoveOp::kSize: w.Put(Product(shapes[0], 0, shapes[0].size())); ok = true; break;
+    case MoveOp::kSize: w.Put(DimProduct(shapes[0], 0, shapes[0].size())); ok = true; break;
     case MoveOp::kCast:
       std::copy(shapes[0].begin(), shapes[0].end(), out_shape);
       w.Put(0);
       w.Put(0);
-      w.Loop(Product(shapes[0], 0, shapes[0].size()), 1, 1);
+      w.Loop(DimProduct(shapes[0], 0, shapes[0].size()), 1, 1);
       ok = true;
       break;
   }
