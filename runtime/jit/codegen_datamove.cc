@@ -16,6 +16,8 @@ namespace {
 using llvm::IRBuilder;
 using llvm::Value;
 
+constexpr int64_t kMemcpyMinElements = 16;
+
 class MoveEmitter {
  public:
   MoveEmitter(const DataMoveIR& ir, llvm::Function* f)
@@ -127,9 +129,10 @@ class MoveEmitter {
     });
   }
 
-  // The innermost copy loop: one memcpy when both strides are 1 (known at load, or tested per
-  // call when they are arguments: a short element-by-element loop cost 0.3 us on gtcrn's
-  // [33, 2, 1, 4] Transpose), else the strided loop.
+  // The innermost copy loop: one memcpy when both strides are 1 and the run is at least
+  // kMemcpyMinElements long (known at load, or tested per call when they are arguments: an
+  // element-by-element loop cost 0.3 us on gtcrn's [33, 2, 1, 4] Transpose, while a memcpy call
+  // per element cost as much on Silero's int64 Gathers), else the strided loop.
   void ContiguousOrStrided(Value* size, Value* dst, Value* dst_stride, Value* src, Value* src_stride) {
     auto strided = [&] {
       Loop(size, dst, dst_stride, src, src_stride, true,
@@ -141,8 +144,9 @@ class MoveEmitter {
     };
     auto* sc = llvm::dyn_cast<llvm::ConstantInt>(src_stride);
     auto* dc = llvm::dyn_cast<llvm::ConstantInt>(dst_stride);
-    if (sc && dc) {
-      if (sc->isOne() && dc->isOne()) contiguous();
+    auto* nc = llvm::dyn_cast<llvm::ConstantInt>(size);
+    if (sc && dc && nc) {
+      if (sc->isOne() && dc->isOne() && nc->getSExtValue() >= kMemcpyMinElements) contiguous();
       else strided();
       return;
     }
@@ -150,7 +154,8 @@ class MoveEmitter {
     auto* then = llvm::BasicBlock::Create(ctx, "contiguous", f_);
     auto* other = llvm::BasicBlock::Create(ctx, "strided", f_);
     auto* join = llvm::BasicBlock::Create(ctx, "copied", f_);
-    Value* unit = b_.CreateAnd(b_.CreateICmpEQ(src_stride, b_.getInt64(1)), b_.CreateICmpEQ(dst_stride, b_.getInt64(1)));
+    Value* unit = b_.CreateAnd(b_.CreateAnd(b_.CreateICmpEQ(src_stride, b_.getInt64(1)), b_.CreateICmpEQ(dst_stride, b_.getInt64(1))),
+                               b_.CreateICmpSGE(size, b_.getInt64(kMemcpyMinElements)));
     b_.CreateCondBr(unit, then, other);
     b_.SetInsertPoint(then);
     contiguous();
