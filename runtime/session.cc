@@ -31,6 +31,7 @@
 #include "runtime/kernels/kernel.h"
 #include "runtime/platform/thread_pool.h"
 #include "runtime/core/tensor_budget.h"
+#include "shape_infer/shape_infer.h"
 
 namespace nuphar {
 namespace {
@@ -91,6 +92,48 @@ void CollectTypes(const onnx::GraphProto& g, ModelContext& model) {
   for (const auto& vi : g.value_info()) add(vi);
   for (const auto& n : g.node())
     for (const auto* sub : Subgraphs(n)) CollectTypes(*sub, model);
+}
+
+// Whether some node output of `g` (or of a subgraph) has no complete declared shape: no shape,
+// or a dim with neither a value nor a symbol name.
+bool HasNodeOutputWithoutShape(const onnx::GraphProto& g) {
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> declared;
+  for (const auto& vi : g.value_info()) declared[vi.name()] = &vi;
+  for (const auto& vi : g.output()) declared[vi.name()] = &vi;
+  for (const auto& n : g.node()) {
+    for (const auto* sub : Subgraphs(n))
+      if (HasNodeOutputWithoutShape(*sub)) return true;
+    for (const auto& o : n.output()) {
+      if (o.empty()) continue;
+      auto it = declared.find(o);
+      if (it == declared.end()) return true;
+      const auto& t = it->second->type();
+      if (!t.has_tensor_type()) continue;  // sequences and maps: not the JIT's concern
+      if (!t.tensor_type().has_shape()) return true;
+      for (const auto& d : t.tensor_type().shape().dim())
+        if (!d.has_dim_value() && d.dim_param().empty()) return true;
+    }
+  }
+  return false;
+}
+
+// JIT partitions need declared shapes (spec R1). ONNX's inference gives up on shapes computed at
+// run time (a Reshape to a Concat of Shape/Gather results, a Slice whose ends come from Shape), so
+// when it leaves node outputs without shapes, the project's symbolic inference (shape_infer/) runs
+// on the same weight-free copy and names them by expressions over the input symbols
+// ('floor(sequence/64) + 1'). Its failure is not fatal: the partitioner then refuses those nodes.
+// The names only decide which nodes the JIT groups; every generated kernel re-checks the actual
+// shapes on each call, so a merge auto_merge got wrong costs a fallback, never a wrong result.
+void AddSymbolicShapes(onnx::ModelProto* inferred) {
+  if (!HasNodeOutputWithoutShape(inferred->graph())) return;
+  ShapeInferOptions options;
+  options.auto_merge = true;
+  options.keep_value_info = true;
+  try {
+    (void)InferShapes(inferred, options);
+  } catch (const std::exception&) {
+    // libonnx's per-node inference throws on models it distrusts: keep what ONNX's pass gave.
+  }
 }
 
 // The reference kernels and the JIT's partition kernel.
@@ -278,6 +321,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
       CopyForInference(model_in, &inferred);
     }
   }
+  if (!settings_->Is("nuphar_execution_mode", "reference")) AddSymbolicShapes(&inferred);
   CollectTypes(inferred.graph(), *model_);
   NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
 

@@ -23,6 +23,14 @@ void ModelContext::AddCounter(const std::string& name, int64_t value) const {
   counters[name] += value;
 }
 
+std::shared_ptr<void> ModelContext::ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh,
+                                                    bool* added) const {
+  std::lock_guard<std::mutex> lock(shared_load_objects_mutex);
+  auto [it, inserted] = shared_load_objects.try_emplace(key, std::move(fresh));
+  *added = inserted;
+  return it->second;
+}
+
 int ModelContext::OpsetFor(const std::string& domain) const {
   // Nodes of the runtime's own rewrites keep the semantics of the ONNX opset they replace (a JitScan
   // is a Scan of the model's opset).

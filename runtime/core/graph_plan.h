@@ -90,6 +90,12 @@ struct ModelContext {
   /// JIT's compiles). Session::Create runs every job once the whole plan is built, side by side on
   /// the session's workers when it has more than one thread; the first failure fails the load.
   mutable std::vector<std::function<Status()>> load_jobs;
+  /// Load-time objects that kernel factories of this session share by key (NodeInfo::ShareLoadObject;
+  /// the JIT's compiled code by content hash, so identical partitions compile once per session).
+  /// Type-erased because core/ knows no JIT type; each key's owner fixes the type behind it.
+  std::shared_ptr<void> ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh, bool* added) const;
+  mutable std::unordered_map<std::string, std::shared_ptr<void>> shared_load_objects;
+  mutable std::mutex shared_load_objects_mutex;
   int OpsetFor(const std::string& domain) const;
 };
 

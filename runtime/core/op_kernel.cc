@@ -51,7 +51,6 @@ std::function<void(const std::string&, int64_t)> NodeInfo::CounterSink() const {
   };
 }
 
-const void* NodeInfo::session_identity() const { return scope_ ? scope_->model : nullptr; }
 
 Status NodeInfo::DeferUntilLoaded(std::function<Status()> job) const {
   if (!scope_ || !scope_->model) return job();
@@ -62,6 +61,15 @@ Status NodeInfo::DeferUntilLoaded(std::function<Status()> job) const {
 std::function<std::string()> NodeInfo::ModelChecksumFn() const {
   if (!scope_ || !scope_->model || !scope_->model->model_checksum) return [] { return std::string(); };
   return scope_->model->model_checksum;
+}
+
+std::shared_ptr<void> NodeInfo::ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh,
+                                                bool* added) const {
+  if (!scope_ || !scope_->model) {
+    *added = true;
+    return fresh;
+  }
+  return scope_->model->ShareLoadObject(key, std::move(fresh), added);
 }
 
 void NodeInfo::AddCounter(const std::string& name, int64_t value) const {

@@ -90,13 +90,12 @@ class NodeInfo {
   /// The job must not refer to this NodeInfo, and must stay harmless if the kernel that queued it
   /// is gone by then (a node folded at load time drops its kernel).
   Status DeferUntilLoaded(std::function<Status()> job) const;
-  /// An address unique to the loading session (its ModelContext; null outside a session): a
-  /// load-time memo keys on it so the kernels of one session share work (the JIT's identical
-  /// kernels compile once) without touching another session's counters or cache statistics.
-  const void* session_identity() const;
   /// md5 hex of the model the session loaded (ModelContext::model_checksum), as a function valid
   /// until the session is loaded and safe from load jobs; "" outside a session.
   std::function<std::string()> ModelChecksumFn() const;
+  /// The object this session's kernels share under `key` (ModelContext::ShareLoadObject): `fresh`
+  /// when the key is new (*added = true), else the one stored first. Outside a session: `fresh`.
+  std::shared_ptr<void> ShareLoadObject(const std::string& key, std::shared_ptr<void> fresh, bool* added) const;
 
   /// A Diag for this node.
   Diag Error(const std::string& reason) const { return Diag::Node(*this, reason); }

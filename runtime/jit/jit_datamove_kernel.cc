@@ -1,8 +1,7 @@
 // Data-movement partition kernels (jit_datamove_kernel.h).
 //
 // Identical kernels of a session (the same IR text for the same target) share one compiled
-// function: the first one's compile job publishes its entry through an atomic the others read,
-// so a model's many identical Slices or Transposes cost one compile.
+// function (QueueCompile), so a model's many identical Slices or Transposes cost one compile.
 #include "runtime/jit/jit_datamove_kernel.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -12,8 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 #include "graph/diagnostics.h"
 #include "runtime/core/tensor_proto.h"
@@ -24,31 +21,6 @@
 
 namespace nuphar::jit {
 namespace {
-
-// The code of one IR text for one target, shared by every kernel with that identity.
-struct SharedMoveCode {
-  std::shared_ptr<KernelCode> code = std::make_shared<KernelCode>();
-  std::atomic<void*> entry{nullptr};  ///< set by the compile job (acquire/release)
-};
-
-// The code for `key` in the loading session `session`; `found` says whether another kernel of the
-// session already owns it (entries die with the session's kernels).
-std::shared_ptr<SharedMoveCode> FindOrAddSharedCode(const void* session, const std::string& key, bool* found) {
-  static std::mutex mutex;
-  static auto* codes = new std::map<std::pair<const void*, std::string>, std::weak_ptr<SharedMoveCode>>();
-  std::lock_guard<std::mutex> lock(mutex);
-  if (codes->size() > 4096)  // sessions come and go: forget the dead ones now and then
-    std::erase_if(*codes, [](const auto& entry) { return entry.second.expired(); });
-  auto& slot = (*codes)[{session, key}];
-  if (auto live = slot.lock()) {
-    *found = true;
-    return live;
-  }
-  *found = false;
-  auto fresh = std::make_shared<SharedMoveCode>();
-  slot = fresh;
-  return fresh;
-}
 
 using MoveFn = int32_t (*)(void* const* buffers, const int64_t* numbers);
 
@@ -118,7 +90,7 @@ class JitDataMoveKernel final : public OpKernel {
   // What every call reads, together at the front of the object: a streaming model runs a
   // hundred of these per frame, and each cache line a call touches is a likely miss there (a
   // first layout behind vectors and the shared code cost 0.1 us per node on Silero v3.1).
-  mutable std::atomic<void*> entry_{nullptr};  ///< code_->entry once published
+  mutable std::atomic<void*> entry_{nullptr};  ///< code_->entry, cached
   MoveOp op_ = MoveOp::kView;
   bool has_ir_ = false;
   bool computed_ = false;
@@ -136,7 +108,7 @@ class JitDataMoveKernel final : public OpKernel {
   DataMoveIR ir_;
   std::vector<Tensor> constants_;      ///< per operand
   DType out_dtype_ = DType::kUndefined;
-  std::shared_ptr<SharedMoveCode> code_;
+  std::shared_ptr<KernelCode> code_;  ///< shared with identical kernels of the session (QueueCompile)
   std::string nodes_;
   mutable std::atomic<int64_t> compared_runs_{0};
 };
@@ -197,23 +169,14 @@ Expected<std::unique_ptr<OpKernel>> JitDataMoveKernel::Create(const NodeInfo& no
   if (k->ir_.op == MoveOp::kView) return std::unique_ptr<OpKernel>(std::move(k));  // no code
 
   const std::string text = k->ir_.ToText();
-  bool shared = false;
-  k->code_ = FindOrAddSharedCode(node.session_identity(), node.setting("nuphar_codegen_target") + "\n" + text, &shared);
-  if (shared) {
-    node.AddCounter("jit_shared_kernels", 1);
-    return std::unique_ptr<OpKernel>(std::move(k));
-  }
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = EmitDataMoveKernel(k->ir_, kKernelEntry, *context);
-  std::weak_ptr<SharedMoveCode> publish = k->code_;
-  const bool dump = !node.setting("codegen_dump_lower").empty();
-  NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_->code,
-                                      [publish, dump, nodes = k->nodes_, text](const std::string& name) {
-                                        if (auto c = publish.lock()) c->entry.store(c->code->entry, std::memory_order_release);
-                                        if (dump)
-                                          ReportDiagnostic(Severity::kNote,
-                                                           "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
-                                      }));
+  std::function<void(const std::string&)> dump_lower;
+  if (!node.setting("codegen_dump_lower").empty())
+    dump_lower = [nodes = k->nodes_, text](const std::string& name) {
+      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
+    };
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
   node.AddCounter("jit_kernels", 1);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
@@ -300,11 +263,13 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
     ctx.SetOutputReshaped(0, *operands[0], shape);
     return Status::OK();
   }
-  void* entry = entry_.load(std::memory_order_acquire);
+  // KernelCode is read-only once the session is loaded: the entry is cached in this object's
+  // first cache line.
+  void* entry = entry_.load(std::memory_order_relaxed);
   if (!entry) {
-    entry = code_->entry.load(std::memory_order_acquire);
+    entry = code_->entry;
     if (!entry) return reference_.Run(ctx);
-    entry_.store(entry, std::memory_order_release);  // the same value from any thread
+    entry_.store(entry, std::memory_order_relaxed);
   }
   Tensor* y = ctx.Output(0, metadata ? DType::kInt64 : op_ == MoveOp::kCast ? ir_.cast_to : operands[0]->dtype(), shape);
   buffers[count] = y->raw();

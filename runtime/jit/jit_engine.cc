@@ -355,26 +355,33 @@ Expected<std::unique_ptr<CompiledCode>> CompileAndLink(Engine* engine, const std
 
 }  // namespace
 
+Expected<std::string> NameKernel(llvm::Module& module, const CodegenTarget& target) {
+  NUPHAR_ASSIGN_OR_RETURN(Engine * engine, EngineFor(target));
+  module.setModuleIdentifier("nuphar");
+  module.setSourceFileName("nuphar");
+  module.setDataLayout(engine->jit().getDataLayout());
+  module.setTargetTriple(engine->triple());
+  {
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    NUPHAR_CHECK(!llvm::verifyModule(module, &os), ("generated module is invalid: " + os.str()).c_str());
+  }
+  llvm::Function* entry = module.getFunction(kKernelEntry);
+  NUPHAR_CHECK(entry != nullptr, "kernel module without its entry function");
+  std::string name = KernelKey(module, target);
+  entry->setName(name);
+  return name;
+}
+
 Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVMContext> context,
-                                                      std::unique_ptr<llvm::Module> module_in, const CodegenTarget& target,
-                                                      const DumpOptions& dump, const CachePolicy& cache) {
+                                                      std::unique_ptr<llvm::Module> module_in, const std::string& name,
+                                                      const CodegenTarget& target, const DumpOptions& dump,
+                                                      const CachePolicy& cache) {
   // The module must die before its context, on every return path: locals die in reverse order.
   llvm::orc::ThreadSafeContext shared_context(std::move(context));
   std::unique_ptr<llvm::Module> module = std::move(module_in);
   NUPHAR_ASSIGN_OR_RETURN(Engine * engine, EngineFor(target));
-  module->setModuleIdentifier("nuphar");
-  module->setSourceFileName("nuphar");
-  module->setDataLayout(engine->jit().getDataLayout());
-  module->setTargetTriple(engine->triple());
-  {
-    std::string errors;
-    llvm::raw_string_ostream os(errors);
-    NUPHAR_CHECK(!llvm::verifyModule(*module, &os), ("generated module is invalid: " + os.str()).c_str());
-  }
-  llvm::Function* entry = module->getFunction(kKernelEntry);
-  NUPHAR_CHECK(entry != nullptr, "kernel module without its entry function");
-  const std::string name = KernelKey(*module, target);
-  entry->setName(name);
+  NUPHAR_CHECK(module->getFunction(name) != nullptr, "kernel module not named by NameKernel");
 
   if (void* address = FindInSharedLibrary(cache, name)) {
     return std::unique_ptr<CompiledCode>(new SharedLibraryCode(name, address));

@@ -59,13 +59,19 @@ class CompiledCode {
   CodeSource source_;
 };
 
-/// The code of `module`, whose entry function is named kKernelEntry: from the AOT library, the
-/// object cache or the compiler, in that order (kernel_cache.h; `cache` disabled: the compiler
-/// only). Compiling optimizes at O3 for the target (vectorized loops, no fast-math, no FMA
-/// contraction) and emits position-independent code, saved to the cache when it is enabled.
-/// With cache.force_no_jit, a kernel the cache does not serve is an error naming it.
+/// Prepares `module`, whose entry function is named kKernelEntry, for `target` (data layout,
+/// triple; verified) and renames the entry to the kernel's key k_<hash> (kernel_cache.h), which
+/// it returns: equal keys mean interchangeable code, so a session compiles each key once.
+Expected<std::string> NameKernel(llvm::Module& module, const CodegenTarget& target);
+
+/// The code of `module`, named by NameKernel: from the AOT library, the object cache or the
+/// compiler, in that order (kernel_cache.h; `cache` disabled: the compiler only). Compiling
+/// optimizes at O3 for the target (vectorized loops, no fast-math, no FMA contraction) and emits
+/// position-independent code, saved to the cache when it is enabled. With cache.force_no_jit, a
+/// kernel the cache does not serve is an error naming it.
 Expected<std::unique_ptr<CompiledCode>> CompileKernel(std::unique_ptr<llvm::LLVMContext> context,
-                                                      std::unique_ptr<llvm::Module> module, const CodegenTarget& target,
-                                                      const DumpOptions& dump, const CachePolicy& cache);
+                                                      std::unique_ptr<llvm::Module> module, const std::string& name,
+                                                      const CodegenTarget& target, const DumpOptions& dump,
+                                                      const CachePolicy& cache);
 
 }  // namespace nuphar::jit

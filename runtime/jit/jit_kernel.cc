@@ -10,6 +10,7 @@
 #include <llvm/IR/Module.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -43,27 +44,37 @@ DumpOptions DumpOptionsFor(const NodeInfo& node) {
   return dump;
 }
 
-Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
-                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
-                    std::function<void(const std::string& name)> done) {
-  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
-  const CachePolicy policy = CachePolicyFor(node);
-  // The job owns the module (std::function needs a copyable callable: shared ownership).
+Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                   std::unique_ptr<llvm::Module> module,
+                                                   std::function<void(const std::string& name)> done) {
+  // The job owns the module (std::function needs a copyable callable: shared ownership), and on
+  // every path the module dies before its context (Input's destructor).
   struct Input {
     std::unique_ptr<llvm::LLVMContext> context;
     std::unique_ptr<llvm::Module> module;
-    ~Input() { module.reset(); }  // before its context
+    ~Input() { module.reset(); }
   };
   auto input = std::make_shared<Input>();
   input->context = std::move(context);
   input->module = std::move(module);
-  return node.DeferUntilLoaded([input, out, target, dump = DumpOptionsFor(node), policy, count = node.CounterSink(),
-                                reported = node.name(), done]() -> Status {
+  NUPHAR_ASSIGN_OR_RETURN(CodegenTarget target, ResolveTarget(node.setting("nuphar_codegen_target")));
+  NUPHAR_ASSIGN_OR_RETURN(std::string name, NameKernel(*input->module, target));
+  bool added = false;
+  auto out = std::static_pointer_cast<KernelCode>(
+      node.ShareLoadObject("jit_kernel_code:" + name, std::make_shared<KernelCode>(), &added));
+  if (!added) {  // an identical kernel of this session queued it already
+    node.AddCounter("jit_shared_kernels", 1);
+    if (done) done(name);
+    return out;
+  }
+  out->name = name;
+  const CachePolicy policy = CachePolicyFor(node);
+  NUPHAR_RETURN_IF_ERROR(node.DeferUntilLoaded([input, out, target, dump = DumpOptionsFor(node), policy,
+                                                count = node.CounterSink(), reported = node.name(), done]() -> Status {
     const auto start = std::chrono::steady_clock::now();
-    auto code = CompileKernel(std::move(input->context), std::move(input->module), target, dump, policy);
+    auto code = CompileKernel(std::move(input->context), std::move(input->module), out->name, target, dump, policy);
     if (!code) return Diag::Msg("node '" + reported + "': " + code.diag().reason);
     out->entry = (*code)->entry();
-    out->name = (*code)->name();
     switch ((*code)->source()) {
       case CodeSource::kCompiled: count("jit_compiled", 1); break;
       case CodeSource::kObjectCache: count("jit_from_cache", 1); break;
@@ -74,7 +85,8 @@ Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> con
     out->code = std::move(*code);
     if (done) done(out->name);
     return Status::OK();
-  });
+  }));
+  return out;
 }
 
 Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
@@ -101,7 +113,7 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
     dump_lower = [nodes = k->nodes_, text = k->ir_.ToText()](const std::string& name) {
       ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
     };
-  NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump_lower));
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
   node.AddCounter("jit_kernels", 1);
   return std::unique_ptr<OpKernel>(std::move(k));
 }
@@ -118,22 +130,23 @@ JitElementwiseKernel::~JitElementwiseKernel() {
 
 Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   if (!code_->entry) return RunReference(ctx);
-  const Tensor* inputs_storage[16];
+  const size_t num_inputs = ir_.inputs.size(), num_buffers = num_inputs + ir_.outputs.size();
+  // Inputs first, then outputs: the generated function's buffer list (inline for the usual sizes).
+  const Tensor* inputs_inline[ElementwiseGeometry::kInline];
+  float* buffers_inline[2 * ElementwiseGeometry::kInline];
   std::vector<const Tensor*> inputs_heap;
-  const Tensor** inputs = inputs_storage;
-  if (ir_.inputs.size() > 16) {
-    inputs_heap.resize(ir_.inputs.size());
-    inputs = inputs_heap.data();
-  }
-  for (size_t i = 0; i < ir_.inputs.size(); ++i) inputs[i] = ctx.input(i);
+  std::vector<float*> buffers_heap;
+  const Tensor** inputs = inputs_inline;
+  float** buffers = buffers_inline;
+  if (num_inputs > ElementwiseGeometry::kInline) inputs = (inputs_heap.resize(num_inputs), inputs_heap.data());
+  if (num_buffers > 2 * ElementwiseGeometry::kInline) buffers = (buffers_heap.resize(num_buffers), buffers_heap.data());
+  for (size_t i = 0; i < num_inputs; ++i) inputs[i] = ctx.input(i);
   ElementwiseGeometry geo;
-  if (!Fits(std::span<const Tensor* const>(inputs, ir_.inputs.size()), &geo)) return RunReference(ctx);
-  std::vector<float*> buffers;
-  buffers.reserve(ir_.inputs.size() + ir_.outputs.size());
-  for (size_t i = 0; i < ir_.inputs.size(); ++i) buffers.push_back(const_cast<float*>(inputs[i]->data<float>()));
+  if (!Fits(std::span<const Tensor* const>(inputs, num_inputs), &geo)) return RunReference(ctx);
+  for (size_t i = 0; i < num_inputs; ++i) buffers[i] = const_cast<float*>(inputs[i]->data<float>());
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
-    buffers.push_back(ctx.Output(o, DType::kFloat, geo.shape)->data<float>());
-  reinterpret_cast<ElementwiseFn>(code_->entry)(buffers.data(), geo.rows, geo.cols, geo.input_cols.data(),
+    buffers[num_inputs + o] = ctx.Output(o, DType::kFloat, geo.shape())->data<float>();
+  reinterpret_cast<ElementwiseFn>(code_->entry)(buffers, geo.rows, geo.cols, geo.input_cols().data(),
                                                 RuntimeAbiTable());
   if (compare_) return Compare(ctx);
   return Status::OK();
@@ -142,61 +155,67 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
 // The broadcast result shape of the inputs (a sliced input counts as one of its parts), and
 // whether each input is read as the IR says.
 bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, ElementwiseGeometry* geo) const {
-  std::vector<int64_t>* shape = &geo->shape;
-  int64_t* rows = &geo->rows;
-  int64_t* cols = &geo->cols;
-  shape->clear();
-  geo->input_cols.clear();
+  size_t rank = 0;
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
     const Tensor* t = inputs[i];
     if (!t || t->dtype() != DType::kFloat) return false;
-    std::vector<int64_t> s = t->shape();
-    if (ir_.inputs[i] == Access::kSliced) {
-      if (s.empty() || s.back() != ir_.input_widths[i]) return false;
-      s.back() = ir_.slice_cols;
-    }
-    if (s.size() > shape->size()) shape->insert(shape->begin(), s.size() - shape->size(), 1);
+    rank = std::max(rank, t->shape().size());
+  }
+  geo->rank_ = rank;
+  geo->inputs_ = ir_.inputs.size();
+  int64_t* shape = ElementwiseGeometry::Resize(geo->shape_inline_, geo->shape_heap_, rank);
+  int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, ir_.inputs.size());
+  std::fill(shape, shape + rank, int64_t{1});
+  for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+    const std::vector<int64_t>& s = inputs[i]->shape();
+    const bool sliced = ir_.inputs[i] == Access::kSliced;
+    if (sliced && (s.empty() || s.back() != ir_.input_widths[i])) return false;
     for (size_t d = 0; d < s.size(); ++d) {
-      int64_t& out = (*shape)[shape->size() - s.size() + d];
-      if (s[d] == out || s[d] == 1) continue;
+      // A sliced input counts as one of its parts: its last dim is the part's width.
+      const int64_t dim = sliced && d + 1 == s.size() ? ir_.slice_cols : s[d];
+      int64_t& out = shape[rank - s.size() + d];
+      if (dim == out || dim == 1) continue;
       if (out != 1) return false;
-      out = s[d];
+      out = dim;
     }
   }
-  *cols = shape->empty() ? 1 : shape->back();
+  const std::span<const int64_t> result(shape, rank);
+  const int64_t cols = rank == 0 ? 1 : shape[rank - 1];
   int64_t total = 1;
-  for (int64_t d : *shape) total *= d;
-  *rows = *cols == 0 ? 0 : total / *cols;
+  for (int64_t d : result) total *= d;
+  geo->cols = cols;
+  geo->rows = cols == 0 ? 0 : total / cols;
   bool flat = true;  // no row, column or sliced input: one loop over every element
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
     const Tensor* t = inputs[i];
-    geo->input_cols.push_back(t->rank() == 0 ? 1 : t->shape().back());
+    const std::vector<int64_t>& s = t->shape();
+    input_cols[i] = s.empty() ? 1 : s.back();
     switch (ir_.inputs[i]) {
       case Access::kFull:
-        if (t->shape() != *shape) return false;
+        if (!std::equal(s.begin(), s.end(), result.begin(), result.end())) return false;
         break;
       case Access::kRow:
-        if (t->rank() == 0 || t->shape().back() != *cols || t->size() != *cols) return false;
+        if (s.empty() || s.back() != cols || t->size() != cols) return false;
         flat = false;
         break;
       case Access::kColumn:
-        if (t->rank() != shape->size() || t->shape().back() != 1 || t->size() != *rows) return false;
+        if (s.size() != rank || s.back() != 1 || t->size() != geo->rows) return false;
         flat = false;
         break;
       case Access::kScalar:
         if (t->size() != 1) return false;
         break;
       case Access::kSliced:
-        if (t->rank() != shape->size() || *cols != ir_.slice_cols || t->shape().back() != ir_.input_widths[i] ||
-            !std::equal(shape->begin(), shape->end() - 1, t->shape().begin()))
+        if (s.size() != rank || cols != ir_.slice_cols || s.back() != ir_.input_widths[i] ||
+            !std::equal(result.begin(), result.end() - 1, s.begin()))
           return false;
         flat = false;
         break;
     }
   }
   if (flat) {
-    *cols = total;
-    *rows = total == 0 ? 0 : 1;
+    geo->cols = total;
+    geo->rows = total == 0 ? 0 : 1;
   }
   return true;
 }

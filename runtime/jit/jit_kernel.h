@@ -31,21 +31,46 @@ struct KernelCode {
   std::string name;       ///< k_<hash>
 };
 
-/// Queues the compile (or cache load) of `module`, whose entry is kKernelEntry, for the end of
-/// the node's session load (NodeInfo::DeferUntilLoaded), with the node's target, dumps and cache
-/// policy; kernels of a session then compile side by side when it has more than one thread. The
-/// job fills `out`, adds the kernel to the session's counters (jit_compiled, jit_from_cache or
-/// jit_from_so by where its code came from; the time to jit_compile_us) and calls `done` with
-/// the kernel's name.
-Status QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
-                    std::unique_ptr<llvm::Module> module, std::shared_ptr<KernelCode> out,
-                    std::function<void(const std::string& name)> done = nullptr);
+/// The code of `module`, whose entry is kKernelEntry, for the node's kernel to keep: the code of
+/// an identical kernel (same key, NameKernel) of the same session when there is one, else a new
+/// KernelCode whose compile (or cache load) is queued for the end of the session load
+/// (NodeInfo::DeferUntilLoaded) with the node's target, dumps and cache policy; kernels of a
+/// session then compile side by side when it has more than one thread. The job fills the code,
+/// adds it to the session's counters (jit_compiled, jit_from_cache or jit_from_so by where it came
+/// from; the time to jit_compile_us; an identical kernel counts jit_shared_kernels instead) and
+/// calls `done` with the kernel's name (at once for an identical kernel).
+Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                   std::unique_ptr<llvm::Module> module,
+                                                   std::function<void(const std::string& name)> done = nullptr);
 
-/// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim.
-struct ElementwiseGeometry {
-  std::vector<int64_t> shape;
+/// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim. Inline
+/// storage: a partition runs on every Run (a streaming model calls hundreds of them per frame), and
+/// a heap allocation per call cost more than the loop of a small one. Kernels of rank or input
+/// count above kInline spill to the heap.
+class ElementwiseGeometry {
+ public:
+  static constexpr size_t kInline = 16;
   int64_t rows = 0, cols = 0;
-  std::vector<int64_t> input_cols;
+
+  std::span<const int64_t> shape() const { return {Data(shape_inline_, shape_heap_, rank_), rank_}; }
+  std::span<const int64_t> input_cols() const { return {Data(cols_inline_, cols_heap_, inputs_), inputs_}; }
+
+ private:
+  friend class JitElementwiseKernel;
+  static int64_t* Data(int64_t* inline_buffer, std::vector<int64_t>& heap, size_t n) {
+    return n > kInline ? heap.data() : inline_buffer;
+  }
+  static const int64_t* Data(const int64_t* inline_buffer, const std::vector<int64_t>& heap, size_t n) {
+    return n > kInline ? heap.data() : inline_buffer;
+  }
+  static int64_t* Resize(int64_t* inline_buffer, std::vector<int64_t>& heap, size_t n) {
+    if (n > kInline) heap.resize(n);
+    return Data(inline_buffer, heap, n);
+  }
+  int64_t shape_inline_[kInline];
+  int64_t cols_inline_[kInline];
+  std::vector<int64_t> shape_heap_, cols_heap_;
+  size_t rank_ = 0, inputs_ = 0;
 };
 
 class JitElementwiseKernel final : public OpKernel {

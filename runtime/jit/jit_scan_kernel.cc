@@ -55,8 +55,16 @@ class JitScanKernel final : public OpKernel {
         ReportDiagnostic(Severity::kNote, "nuphar_dump_partition: Scan '" + scan + "' is one generated loop (" + name +
                                               ") of " + std::to_string(steps) + " step(s)");
       };
-    NUPHAR_RETURN_IF_ERROR(QueueCompile(node, std::move(context), std::move(module), k->code_, dump));
+    NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump));
     k->has_loop_ = true;
+    // The body's kernels that the loop calls directly (fused products, MatMul by a constant) run
+    // in generated code from step 1 on: count them with the generated kernels, not the reference.
+    for (const PlanNode& n : k->body_->nodes()) {
+      const std::string path = n.kernel->profile_path();
+      if (path.rfind("jit", 0) == 0) continue;
+      node.AddCounter("plan_nodes_" + path, -1);
+      node.AddCounter("plan_nodes_jit_loop_call", 1);
+    }
     k->node_name_ = node.name();
     k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
     node.AddCounter("jit_scan_loops", 1);
@@ -247,7 +255,7 @@ class JitScanKernel final : public OpKernel {
         if (!kernel->Fits(inputs, &geo)) return fallback();
         params[step.params] = geo.rows;
         params[step.params + 1] = geo.cols;
-        for (size_t i = 0; i < geo.input_cols.size(); ++i) params[step.params + 2 + i] = geo.input_cols[i];
+        for (size_t i = 0; i < geo.input_cols().size(); ++i) params[step.params + 2 + i] = geo.input_cols()[i];
       } else {
         const Tensor* x = inputs.empty() ? nullptr : inputs[0];
         if (!x || x->rank() < 1 || x->shape().back() == 0) return fallback();

@@ -12,7 +12,7 @@ ALLOWED=(
   "shape_infer=graph shape_infer"
   "editor=graph editor"
   "quantizer=graph quantizer"
-  "runtime=graph runtime"
+  "runtime=graph shape_infer runtime"
   "benchmark=graph shape_infer editor quantizer runtime benchmark"
   "api=graph shape_infer editor quantizer runtime api include"
 )

@@ -185,10 +185,14 @@ int main(int argc, char** argv) {
                         {"iters", n},              {"median_ms", Round3(median)}, {"min_ms", Round3(sorted.front())},
                         {"mean_ms", Round3(mean)}, {"p90_ms", Round3(p90)},     {"max_ms", Round3(sorted.back())}};
   // What the JIT took (runtime/jit/): generated kernels, the model nodes they run, the plan nodes
-  // left to the reference executor (fused kernels included), and the time spent compiling.
+  // left to the reference executor (fused kernels included), and the time spent compiling. Plan
+  // nodes by kernel path: "jit" generated code, "jit_view" a generated view (no code), "jit_scan"
+  // a whole-Scan loop, "jit_loop_call" a kernel such a loop calls directly; the rest reference.
   out["jit_kernels"] = session->counter("jit_kernels");
   out["jit_nodes"] = session->counter("jit_nodes");
-  out["reference_nodes"] = session->counter("plan_nodes") - session->counter("plan_nodes_jit");
+  out["reference_nodes"] = session->counter("plan_nodes") - session->counter("plan_nodes_jit") -
+                           session->counter("plan_nodes_jit_view") - session->counter("plan_nodes_jit_scan") -
+                           session->counter("plan_nodes_jit_loop_call");
   out["compile_ms"] = Round3(static_cast<double>(session->counter("jit_compile_us")) / 1000.0);
   // Where the kernels' code came from (runtime/jit/kernel_cache.h): compiled now, the object
   // cache (nuphar_cache_path), or the AOT library create_shared wrote.
@@ -199,6 +203,7 @@ int main(int argc, char** argv) {
   out["jit_compiled"] = session->counter("jit_compiled");
   out["jit_from_cache"] = session->counter("jit_from_cache");
   out["jit_from_so"] = session->counter("jit_from_so");
+  out["jit_shared_kernels"] = session->counter("jit_shared_kernels");
   std::printf("%s\n", out.dump().c_str());
   return kExitOk;
 }

@@ -208,6 +208,45 @@ TEST(JitPartitioner, DumpListsPartitionsAndRefusals) {
   EXPECT_NE(err.find("reference: 'sin' (Sin): no code generator for Sin"), std::string::npos) << err;
 }
 
+// ONNX's inference gives a Reshape to a computed shape no output shape; the session's symbolic
+// inference (shape_infer/) names it [seq, 8], so the Relu and Add after it are JIT-compiled.
+// A model that declares nothing beyond its inputs and outputs, as exported models often do.
+TEST(JitPartitioner, ShapesComputedAtRunTimeComeFromSymbolicInference) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("seq"), int64_t{8}});
+  *g.add_output() = MakeValueInfo("z", DType::kFloat, {});
+  g.mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Reshape", {"x", "s"}, {"y"});
+  AddNode(g, "Relu", {"y"}, {"r"});
+  AddNode(g, "Add", {"r", "x"}, {"z"});
+  const onnx::ModelProto model = MakeModel(g, 13);
+  // Relu + Add (one partition), and the data-movement Shape and Reshape (a view).
+  for (int64_t seq : {3, 11}) ExpectBitIdentical(model, {{"x", Random({seq, 8}, 7)}}, 4);
+}
+
+// Two partitions with the same kernel IR (same ops, shapes and access pattern) are one code: the
+// session compiles it once and both kernels call it.
+TEST(JitPartitioner, IdenticalPartitionsCompileOnce) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  for (const char* n : {"x1", "x2"}) *g.add_input() = MakeValueInfo(n, DType::kFloat, {std::string("n"), int64_t{40}});
+  for (const char* n : {"y1", "y2"}) *g.add_output() = MakeValueInfo(n, DType::kFloat, {std::string("n"), int64_t{40}});
+  AddNode(g, "Relu", {"x1"}, {"y1"});
+  AddNode(g, "Relu", {"x2"}, {"y2"});
+  const onnx::ModelProto model = MakeModel(g, 13);
+  ExpectBitIdentical(model, {{"x1", Random({3, 40}, 8)}, {"x2", Random({3, 40}, 9)}}, 2);
+  auto jit = Open(model, "");
+  ASSERT_TRUE(jit);
+  EXPECT_EQ(jit->counter("jit_kernels"), 2);
+  EXPECT_EQ(jit->counter("jit_compiled"), 1);
+  EXPECT_EQ(jit->counter("jit_shared_kernels"), 1);
+  auto out = jit->Run({{"x1", Random({3, 40}, 8)}, {"x2", Random({3, 40}, 8)}});  // same input: same output
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ(std::memcmp((*out)[0].raw(), (*out)[1].raw(), (*out)[0].bytes()), 0);
+}
+
 TEST(JitCompareMode, RunsBothAndReportsTheDifference) {
   onnx::GraphProto g;
   g.set_name("g");

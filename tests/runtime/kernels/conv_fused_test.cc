@@ -102,6 +102,8 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
       // dense and grouped through im2col + GEMM
       {{2, 4, 9, 8}, {6, 2, 3, 2}, {2, 1}, {2, 1}, {1, 0, 2, 1}, 2, true},
       {{1, 3, 10}, {4, 3, 3}, {3}, {1}, {2, 1}, 1, false},
+      {{1, 3, 6, 13}, {4, 3, 3, 4}, {2, 3}, {1, 2}, {2, 3, 1, 5}, 1, true},  // strided + dilated rows, both pads
+      {{1, 2, 7}, {3, 2, 5}, {2}, {3}, {6, 6}, 1, false},                    // windows wholly in the padding
       {{1, 2, 4, 5, 3}, {2, 2, 2, 3, 1}, {1, 2, 1}, {1, 1, 2}, {0, 1, 0, 1, 0, 0}, 1, true},
       {{1, 24, 19, 7}, {17, 24, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
       {{1, 7, 5, 31}, {9, 7, 1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, 1, true},
