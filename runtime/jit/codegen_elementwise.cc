@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 
+#include "runtime/jit/codegen_loop.h"
 #include "runtime/jit/jit_runtime_abi.h"
 
 namespace nuphar::jit {
@@ -27,27 +28,6 @@ namespace {
 
 using llvm::IRBuilder;
 using llvm::Value;
-
-// for (i = begin; i < end; ++i) body(i); with the builder left after the loop.
-void EmitLoop(IRBuilder<>& b, Value* begin, Value* end, const char* name, const std::function<void(Value*)>& body) {
-  llvm::Function* f = b.GetInsertBlock()->getParent();
-  llvm::LLVMContext& ctx = b.getContext();
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  auto* header = llvm::BasicBlock::Create(ctx, std::string(name) + ".head", f);
-  auto* loop = llvm::BasicBlock::Create(ctx, std::string(name) + ".body", f);
-  auto* exit = llvm::BasicBlock::Create(ctx, std::string(name) + ".exit", f);
-  b.CreateBr(header);
-  b.SetInsertPoint(header);
-  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, name);
-  i->addIncoming(begin, pre);
-  b.CreateCondBr(b.CreateICmpSLT(i, end), loop, exit);
-  b.SetInsertPoint(loop);
-  body(i);
-  Value* next = b.CreateAdd(i, b.getInt64(1), std::string(name) + ".next", /*HasNUW=*/true, /*HasNSW=*/true);
-  i->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
-  b.SetInsertPoint(exit);
-}
 
 // When each value becomes readable and where it is kept (see the file comment).
 struct Schedule {
@@ -231,6 +211,12 @@ class Emitter {
         return b_.CreateSelect(b_.CreateFCmpOLT(F(op.beta), m), F(op.beta), m);
       }
       case OpKind::kIdentity: return a;
+      case OpKind::kPow:  // the reference's PowOp on float: e == 2 ? x * x : powf(x, e)
+        if (op.alpha == 2.0f) return b_.CreateFMul(a, a);
+        return b_.CreateCall(m_.getOrInsertFunction("powf", b_.getFloatTy(), b_.getFloatTy(), b_.getFloatTy()),
+                             {a, F(op.alpha)});
+      case OpKind::kPRelu:  // x < 0 ? x * slope : x
+        return b_.CreateSelect(b_.CreateFCmpOLT(a, F(0)), b_.CreateFMul(a, bv), a);
       case OpKind::kSigmoid:
       case OpKind::kTanh:          // calls on tiles, never computed per element
       case OpKind::kColumnSlice:   // a load (EmitSegmentElement)

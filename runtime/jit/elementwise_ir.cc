@@ -34,7 +34,7 @@ constexpr OpInfo kOps[] = {
     {"Floor", OpKind::kFloor, 1},    {"Ceil", OpKind::kCeil, 1},        {"Exp", OpKind::kExp, 1},
     {"Log", OpKind::kLog, 1},        {"LeakyRelu", OpKind::kLeakyRelu, 1}, {"HardSigmoid", OpKind::kHardSigmoid, 1},
     {"Clip", OpKind::kClip, 1},      {"Identity", OpKind::kIdentity, 1}, {"Sigmoid", OpKind::kSigmoid, 1},
-    {"Tanh", OpKind::kTanh, 1},
+    {"Tanh", OpKind::kTanh, 1},      {"Pow", OpKind::kPow, 2},          {"PRelu", OpKind::kPRelu, 2},
 };
 
 const OpInfo* FindOp(const std::string& op_type) {
@@ -78,9 +78,15 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kIdentity: return "Identity";
     case OpKind::kSigmoid: return "Sigmoid";
     case OpKind::kTanh: return "Tanh";
+    case OpKind::kPow: return "Pow";
+    case OpKind::kPRelu: return "PRelu";
     case OpKind::kColumnSlice: return "ColumnSlice";
   }
   return "?";
+}
+
+bool IsScalarConstantOperand(const onnx::NodeProto& node, int k) {
+  return (node.op_type() == "Clip" && k > 0) || (node.op_type() == "Pow" && k == 1);
 }
 
 bool IsActivationCall(OpKind kind) { return kind == OpKind::kSigmoid || kind == OpKind::kTanh; }
@@ -152,7 +158,8 @@ std::string ElementwiseIR::ToText() const {
     s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind) + " v" + std::to_string(op.a);
     if (op.b >= 0) s += " v" + std::to_string(op.b);
     if (op.kind == OpKind::kColumnSlice) s += " @" + std::to_string(op.offset);
-    if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid || op.kind == OpKind::kClip) {
+    if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid || op.kind == OpKind::kClip ||
+        op.kind == OpKind::kPow) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), " %a %a", op.alpha, op.beta);  // exact: the text is the identity
       s += buf;
@@ -281,7 +288,11 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
       continue;
     }
     NUPHAR_ASSIGN_OR_RETURN(op.a, operand(n, 0));
-    if (info->arity == 2) {
+    if (op.kind == OpKind::kPow) {  // x ^ e for a scalar constant e
+      auto c = scalar_constants.find(n.input(1));
+      if (c == scalar_constants.end()) return Diag::Node(n, "jit: Pow's exponent must be a scalar constant");
+      op.alpha = c->second;
+    } else if (info->arity == 2) {
       if (n.input_size() != 2) return Diag::Node(n, "jit: expected two inputs");
       NUPHAR_ASSIGN_OR_RETURN(op.b, operand(n, 1));
     }

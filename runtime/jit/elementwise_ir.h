@@ -36,7 +36,8 @@ enum class Access : uint8_t { kFull, kRow, kColumn, kScalar, kSliced };
 enum class OpKind : uint8_t {
   kAdd, kSub, kMul, kDiv, kMax, kMin,                                  // binary
   kNeg, kAbs, kRelu, kSqrt, kReciprocal, kFloor, kCeil, kExp, kLog,   // unary
-  kLeakyRelu, kHardSigmoid, kClip, kIdentity,                         // unary with constants
+  kLeakyRelu, kHardSigmoid, kClip, kIdentity, kPow,                   // unary with constants
+  kPRelu,                                                             // binary: x < 0 ? x * slope : x
   kSigmoid, kTanh,                                                    // activations (calls)
   kColumnSlice,                                                       // a sliced input at `offset`
 };
@@ -47,7 +48,7 @@ bool IsActivationCall(OpKind kind);
 struct IrOp {
   OpKind kind;
   int a = -1, b = -1;       ///< operand value ids (b only for binary ops)
-  float alpha = 0, beta = 0; ///< LeakyRelu alpha; HardSigmoid alpha, beta; Clip lo, hi
+  float alpha = 0, beta = 0; ///< LeakyRelu alpha; HardSigmoid alpha, beta; Clip lo, hi; Pow exponent
   int64_t offset = 0;        ///< ColumnSlice: first column of the slice in its input
   std::string node;          ///< the ONNX node it came from (dumps, compare-mode reports)
 };
@@ -72,6 +73,10 @@ bool HasElementwiseGenerator(const std::string& op_type);
 /// to 3 for Clip, 2 for binary ones, 1 or more for Sum/Max/Min); a node outside its schema's
 /// counts stays with the reference kernel, which reports it.
 bool ElementwiseGeneratorTakes(const std::string& op_type, int input_count);
+
+/// Whether input `k` of `node` is a scalar constant the generator reads at load time (Clip's
+/// bounds, Pow's exponent): the partitioner copies it into the body as a float initializer.
+bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or
 /// "" with the reason in *why when no Access fits (a dim unknown, or another broadcast).

@@ -1,9 +1,7 @@
-// The kernel of a partition node (partitioner.h): builds the kernel IR of its body, compiles it
-// at load time, and runs the generated function. The body also compiles on the reference
-// executor, which runs it when the actual shapes do not fit the generated code's access
-// pattern (declared shapes were wrong or too general) and, in nuphar_execution_mode:compare,
-// after every generated run to check it (R1 tolerances: integer outputs identical, float outputs
-// within 1e-5 relative).
+// The kernel of an elementwise partition node (partitioner.h): builds the kernel IR of its body,
+// compiles it at load time, and runs the generated function. Its PartitionFallback runs the body
+// on the reference executor when the actual shapes do not fit the generated code's access
+// pattern, and checks every generated run in nuphar_execution_mode:compare.
 #include "runtime/jit/jit_kernel.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -25,18 +23,12 @@
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/jit/jit_engine.h"
+#include "runtime/jit/jit_reduce_kernel.h"
 #include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partition_reference.h"
 #include "runtime/jit/partitioner.h"
 
 namespace nuphar::jit {
-namespace {
-
-// R1: float outputs within 1e-5 relative (|jit - ref| <= 1e-5 * max(|ref|, 1)).
-constexpr double kCompareRelTolerance = 1e-5;
-
-}  // namespace
-
 DumpOptions DumpOptionsFor(const NodeInfo& node) {
   DumpOptions dump;
   dump.ll = node.setting_is("codegen_dump_module", "ll");
@@ -90,14 +82,9 @@ Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::un
 }
 
 Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
-  const onnx::GraphProto* body = node.GetGraph("body");
-  if (!body) return node.Error("partition without a body");
   auto k = std::unique_ptr<JitElementwiseKernel>(new JitElementwiseKernel());
-  for (const auto& n : body->node()) k->nodes_ += (k->nodes_.empty() ? "" : ", ") + n.name() + " (" + n.op_type() + ")";
-  NUPHAR_ASSIGN_OR_RETURN(PartitionReference reference, PartitionReference::Create(node));
-  k->reference_ = std::make_unique<PartitionReference>(std::move(reference));
-  k->compare_ = node.setting_is("nuphar_execution_mode", "compare");
-  auto ir = BuildElementwiseIR(*body);
+  NUPHAR_ASSIGN_OR_RETURN(k->fallback_, PartitionFallback::Create(node));
+  auto ir = BuildElementwiseIR(*node.GetGraph("body"));
   if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
     ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + node.name() + " runs on the reference executor: " + ir.message());
     node.AddCounter("jit_refused_partitions", 1);
@@ -108,28 +95,27 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
 
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = EmitElementwiseKernel(k->ir_, kKernelEntry, *context);
-  std::function<void(const std::string&)> dump_lower;
-  if (!node.setting("codegen_dump_lower").empty())
-    dump_lower = [nodes = k->nodes_, text = k->ir_.ToText()](const std::string& name) {
-      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
-    };
-  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
-  node.AddCounter("jit_kernels", 1);
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueuePartitionCompile(node, std::move(context), std::move(module), k->ir_.ToText(),
+                                                          *k->fallback_));
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
-JitElementwiseKernel::~JitElementwiseKernel() {
-  if (compare_ && compared_runs_ > 0)
-    {
-    char diffs[96];
-    std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g, max rel diff %.3g", max_abs_, max_rel_);
-    ReportDiagnostic(Severity::kNote, "nuphar compare: " + code_->name + " [" + nodes_ + "]: " + std::to_string(compared_runs_) +
-                                          " run(s), " + diffs);
-  }
+Expected<std::shared_ptr<KernelCode>> QueuePartitionCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                            std::unique_ptr<llvm::Module> module, std::string ir_text,
+                                                            PartitionFallback& fallback) {
+  std::function<void(const std::string&)> dump_lower;
+  if (!node.setting("codegen_dump_lower").empty())
+    dump_lower = [nodes = fallback.nodes(), text = std::move(ir_text)](const std::string& name) {
+      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
+    };
+  NUPHAR_ASSIGN_OR_RETURN(auto code, QueueCompile(node, std::move(context), std::move(module), dump_lower));
+  fallback.set_kernel_name(code->name);
+  node.AddCounter("jit_kernels", 1);
+  return code;
 }
 
 Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
-  if (!code_->entry) return RunReference(ctx);
+  if (!code_->entry) return fallback_->Run(ctx);
   const size_t num_inputs = ir_.inputs.size(), num_buffers = num_inputs + ir_.outputs.size();
   // Inputs first, then outputs: the generated function's buffer list (inline for the usual sizes).
   const Tensor* inputs_inline[ElementwiseGeometry::kInline];
@@ -142,13 +128,13 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   if (num_buffers > 2 * ElementwiseGeometry::kInline) buffers = (buffers_heap.resize(num_buffers), buffers_heap.data());
   for (size_t i = 0; i < num_inputs; ++i) inputs[i] = ctx.input(i);
   ElementwiseGeometry geo;
-  if (!Fits(std::span<const Tensor* const>(inputs, num_inputs), &geo)) return RunReference(ctx);
+  if (!Fits(std::span<const Tensor* const>(inputs, num_inputs), &geo)) return fallback_->Run(ctx);
   for (size_t i = 0; i < num_inputs; ++i) buffers[i] = const_cast<float*>(inputs[i]->data<float>());
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
     buffers[num_inputs + o] = ctx.Output(o, DType::kFloat, geo.shape())->data<float>();
   reinterpret_cast<ElementwiseFn>(code_->entry)(buffers, geo.rows, geo.cols, geo.input_cols().data(),
                                                 RuntimeAbiTable());
-  if (compare_) return Compare(ctx);
+  if (fallback_->compare()) return fallback_->Compare(ctx);
   return Status::OK();
 }
 
@@ -220,40 +206,13 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
   return true;
 }
 
-Status JitElementwiseKernel::RunReference(KernelContext& ctx) const { return reference_->Run(ctx); }
-
-Status JitElementwiseKernel::Compare(KernelContext& ctx) const {
-  NUPHAR_ASSIGN_OR_RETURN(auto ref, reference_->Outputs(ctx));
-  double worst_abs = 0, worst_rel = 0;
-  for (size_t o = 0; o < ref.size(); ++o) {
-    const Tensor& jit_out = *ctx.Output(o, DType::kFloat, ref[o].shape());  // same buffer, already written
-    const float* a = jit_out.data<float>();
-    const float* b = ref[o].data<float>();
-    for (int64_t i = 0; i < ref[o].size(); ++i) {
-      if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-      const double d = std::fabs(static_cast<double>(a[i]) - b[i]);
-      worst_abs = std::max(worst_abs, d);
-      // Relative to the reference value, and absolute below 1 (values near 0 have no
-      // meaningful relative error).
-      worst_rel = std::max(worst_rel, d / std::max(std::fabs(static_cast<double>(b[i])), 1.0));
-    }
-  }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++compared_runs_;
-    max_abs_ = std::max(max_abs_, worst_abs);
-    max_rel_ = std::max(max_rel_, worst_rel);
-  }
-  if (worst_rel > kCompareRelTolerance)
-    return Diag::Msg("compare: generated kernel " + code_->name + " differs from the reference by " +
-                     std::to_string(worst_rel) + " (relative; tolerance 1e-5) on nodes " + nodes_);
-  return Status::OK();
-}
-
 namespace {
 
 Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
   if (node.has_attr(kDataMoveOpsetAttr)) return CreateJitDataMoveKernel(node);
+  // A reduction partition (one Reduce*/Softmax/pool node, or a layer-norm chain) has its own kernel.
+  if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsReducePartition(*body))
+    return CreateJitReduceKernel(node);
   return JitElementwiseKernel::Create(node);
 }
 

@@ -13,7 +13,7 @@
 #include "runtime/core/op_kernel.h"
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit_engine.h"
-#include "runtime/jit/partition_reference.h"
+#include "runtime/jit/partition_fallback.h"
 
 namespace llvm {
 class LLVMContext;
@@ -42,6 +42,13 @@ struct KernelCode {
 Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
                                                    std::unique_ptr<llvm::Module> module,
                                                    std::function<void(const std::string& name)> done = nullptr);
+
+/// QueueCompile for a partition kernel: with the codegen_dump_lower report (the kernel IR text
+/// `ir_text` under the body's nodes), the fallback's compare reports named after the code, and
+/// the session's jit_kernels counted.
+Expected<std::shared_ptr<KernelCode>> QueuePartitionCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                            std::unique_ptr<llvm::Module> module, std::string ir_text,
+                                                            PartitionFallback& fallback);
 
 /// The loop bounds of one call: the result shape, [rows, cols] and each input's last dim. Inline
 /// storage: a partition runs on every Run (a streaming model calls hundreds of them per frame), and
@@ -76,7 +83,6 @@ class ElementwiseGeometry {
 class JitElementwiseKernel final : public OpKernel {
  public:
   static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node);
-  ~JitElementwiseKernel() override;
 
   Status Compute(KernelContext& ctx) const override;
   const char* profile_path() const override { return "jit"; }
@@ -89,20 +95,13 @@ class JitElementwiseKernel final : public OpKernel {
 
  private:
   JitElementwiseKernel() = default;
-  Status RunReference(KernelContext& ctx) const;
-  Status Compare(KernelContext& ctx) const;
 
   using ElementwiseFn = void (*)(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols,
                                  void* const* abi);
   ElementwiseIR ir_;
   bool has_ir_ = false;
-  std::string nodes_;
-  std::unique_ptr<PartitionReference> reference_;
+  std::unique_ptr<PartitionFallback> fallback_;
   std::shared_ptr<KernelCode> code_ = std::make_shared<KernelCode>();
-  bool compare_ = false;
-  mutable std::mutex mutex_;
-  mutable int64_t compared_runs_ = 0;
-  mutable double max_abs_ = 0, max_rel_ = 0;
 };
 
 /// codegen_dump_module of the node's session.

@@ -12,6 +12,9 @@ extern "C" {
 /// (runtime/kernels/math/vector_math.h), so generated kernels round exactly like the reference.
 void nuphar_jit_sigmoid_f32(const float* x, float* y, int64_t n);
 void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n);
+/// One Softmax row of n elements through the reference's vector softmax (the Softmax kernel's
+/// float rows), so generated Softmax kernels round exactly like the reference.
+void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n);
 }
 
 namespace nuphar::jit {
@@ -20,6 +23,7 @@ namespace nuphar::jit {
 enum AbiSlot : int {
   kAbiSigmoidF32 = 0,  ///< nuphar_jit_sigmoid_f32
   kAbiTanhF32 = 1,     ///< nuphar_jit_tanh_f32
+  kAbiSoftmaxF32 = 2,  ///< nuphar_jit_softmax_f32
   kAbiSlots
 };
 

@@ -24,6 +24,8 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/core/tensor_proto.h"
+#include "runtime/jit/jit_reduce_kernel.h"
+#include "runtime/jit/reduce_ir.h"
 
 namespace nuphar::jit {
 namespace {
@@ -64,6 +66,7 @@ class Partitioner {
     candidate_.assign(static_cast<size_t>(n), 0);
     datamove_.assign(static_cast<size_t>(n), 0);
     FindFoldedValues();
+    solo_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
@@ -73,6 +76,10 @@ class Partitioner {
           view_splits_[i] = std::move(sizes);
           continue;
         }
+      } else if (HasReduceGenerator(node.op_type()) && (node.domain().empty() || node.domain() == "ai.onnx")) {
+        // A reduction is a partition of its own (its kernel is the reduction generator's).
+        candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = AcceptsReduce(node, &why);
+        if (candidate_[static_cast<size_t>(i)]) continue;
       } else {
         candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
         if (candidate_[static_cast<size_t>(i)]) continue;
@@ -84,6 +91,8 @@ class Partitioner {
       }
       refusals_.push_back(Describe(node) + ": " + why);
     }
+    for (int i = 0; i < n; ++i)
+      if (solo_[static_cast<size_t>(i)] && g_.node(i).op_type() == "ReduceMean") FormLayerNorm(i);
     for (int i = 0; i < n; ++i) {
       if (!candidate_[static_cast<size_t>(i)]) continue;
       for (const auto& in : g_.node(i).input()) {
@@ -153,6 +162,8 @@ class Partitioner {
     if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
       return *why = std::to_string(n.input_size()) + " input(s), not what " + n.op_type() + " takes", false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
+    if ((n.op_type() == "PRelu" || n.op_type() == "Pow") && model_.OpsetFor("") < 7)
+      return *why = n.op_type() + " below opset 7 (legacy broadcast)", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
     const std::string& out = n.output(0);
@@ -160,13 +171,17 @@ class Partitioner {
     const auto* out_shape = ShapeOf(out);
     if (!out_shape) return *why = "output '" + out + "' has no declared shape", false;
     const onnx::TensorShapeProto space = ToShapeProto(*out_shape);
-    const bool clip = n.op_type() == "Clip";
     for (int i = 0; i < n.input_size(); ++i) {
       const std::string& in = n.input(i);
       if (in.empty()) continue;
-      if (clip && i > 0) {
+      if (IsScalarConstantOperand(n, i)) {  // Clip bounds, Pow's exponent
         const Tensor* c = ctx_.constants(in);
-        if (!c || c->dtype() != DType::kFloat || c->size() != 1) return *why = "Clip bounds are not scalar constants", false;
+        const bool integer_ok = n.op_type() == "Pow";  // the reference converts it to float
+        if (!c || c->size() != 1 ||
+            !(c->dtype() == DType::kFloat || (integer_ok && (c->dtype() == DType::kInt64 || c->dtype() == DType::kInt32))))
+          return *why = n.op_type() + (integer_ok ? " exponent is not a scalar float or integer constant"
+                                                  : " bounds are not scalar float constants"),
+                 false;
         continue;
       }
       if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
@@ -230,6 +245,93 @@ class Partitioner {
     return true;
   }
 
+  // The reduction generator's checks (reduce_ir.h) on the declared input shape, and float values.
+  bool AcceptsReduce(const onnx::NodeProto& n, std::string* why) const {
+    if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
+    if (folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
+    if (n.input_size() < 1 || n.input(0).empty()) return *why = "no input", false;
+    const std::string &in = n.input(0), &out = n.output(0);
+    if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
+    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    const auto* in_shape = ShapeOf(in);
+    if (!in_shape) return *why = "input '" + in + "' has no declared shape", false;
+    const int opset = model_.OpsetFor("");
+    std::vector<int64_t> axes;
+    bool constant_axes = false;
+    if (n.input_size() > 1 && IsReduceAxesInput(n, opset, 1)) {
+      const Tensor* c = ctx_.constants(n.input(1));
+      if (c && c->dtype() == DType::kInt64) {
+        axes.assign(c->data<int64_t>(), c->data<int64_t>() + c->size());
+        constant_axes = true;
+      }
+    }
+    auto ir = BuildReduceIR(n, ToShapeProto(*in_shape), opset, constant_axes ? &axes : nullptr);
+    if (!ir) return *why = ir.diag().reason, false;
+    return true;
+  }
+
+  // The layer-norm chain anchored on ReduceMean `mean` (reduce_ir.h) becomes one group of its own
+  // when its seven nodes are candidates, they are exactly the pattern, and only the Div's output
+  // is read outside them (so no path can leave the group and come back).
+  void FormLayerNorm(int mean) {
+    if (outside_.empty()) {  // graph outputs and values subgraphs read: never intermediate
+      for (const auto& o : g_.output()) outside_.insert(o.name());
+      for (const auto& node : g_.node())
+        for (auto& name : ImplicitInputs(node)) outside_.insert(std::move(name));
+      outside_.insert("");
+    }
+    auto op = [&](int k) -> const std::string& { return g_.node(k).op_type(); };
+    auto readers = [&](int k) {  // distinct consumers of k's only output; empty when read outside
+      std::vector<int> r;
+      if (g_.node(k).output_size() != 1 || outside_.count(g_.node(k).output(0))) return r;
+      for (int c : consumers_[static_cast<size_t>(k)])
+        if (std::find(r.begin(), r.end(), c) == r.end()) r.push_back(c);
+      return r;
+    };
+    auto next = [&](int k, const char* type) {
+      const std::vector<int> r = readers(k);
+      return r.size() == 1 && op(r[0]) == type ? r[0] : -1;
+    };
+    const int sub = next(mean, "Sub");
+    if (sub < 0) return;
+    const std::vector<int> d = readers(sub);
+    if (d.size() != 2) return;
+    const int pow = op(d[0]) == "Pow" ? d[0] : d[1], div = pow == d[0] ? d[1] : d[0];
+    if (op(pow) != "Pow" || op(div) != "Div") return;
+    const int variance = next(pow, "ReduceMean");
+    const int add = variance < 0 ? -1 : next(variance, "Add");
+    const int sqrt = add < 0 ? -1 : next(add, "Sqrt");
+    if (sqrt < 0 || next(sqrt, "Div") != div) return;
+    // The two means must be reduction candidates; the elementwise nodes need not be (a mean over
+    // several axes broadcasts in a way the elementwise generator refuses, the fused kernel not).
+    const std::vector<int> chain = {mean, sub, pow, variance, add, sqrt, div};
+    if (!candidate_[static_cast<size_t>(variance)]) return;
+    for (size_t k = 1; k < chain.size(); ++k)
+      if (chain[k] <= chain[k - 1] || !Subgraphs(g_.node(chain[k])).empty()) return;
+    // The constants as the kernel will read them, and the pattern's own checks (reduce_ir.h).
+    const onnx::NodeProto& add_node = g_.node(add);
+    for (int k : {sub, pow, add, div})  // a node short of inputs (a hostile file) is no chain
+      if (g_.node(k).input_size() != 2) return;
+    const std::string& eps = add_node.input(0) == g_.node(variance).output(0) ? add_node.input(1) : add_node.input(0);
+    const Tensor* e = ctx_.constants(eps);
+    const Tensor* p = g_.node(pow).input_size() > 1 ? ctx_.constants(g_.node(pow).input(1)) : nullptr;
+    if (!e || e->dtype() != DType::kFloat || e->size() != 1 || !p || p->size() != 1) return;
+    const float exponent = p->dtype() == DType::kFloat   ? p->data<float>()[0]
+                           : p->dtype() == DType::kInt64 ? static_cast<float>(p->data<int64_t>()[0])
+                           : p->dtype() == DType::kInt32 ? static_cast<float>(p->data<int32_t>()[0])
+                                                         : 0.0f;
+    LayerNormNodes nodes{&g_.node(mean), &g_.node(sub), &g_.node(pow), &g_.node(variance), &add_node, &g_.node(sqrt), &g_.node(div)};
+    const auto* x_shape = ShapeOf(g_.node(mean).input(0));
+    if (!x_shape || !BuildLayerNormIR(nodes, ToShapeProto(*x_shape), model_.OpsetFor(""), exponent, e->data<float>()[0]))
+      return;
+    for (int k : chain) {
+      candidate_[static_cast<size_t>(k)] = solo_[static_cast<size_t>(k)] = 1;
+      group_[static_cast<size_t>(k)] = mean;
+      const std::string refused = Describe(g_.node(k)) + ": ";
+      std::erase_if(refusals_, [&](const std::string& r) { return r.rfind(refused, 0) == 0; });
+    }
+  }
+
   int Find(int i) {
     while (group_[static_cast<size_t>(i)] != i) i = group_[static_cast<size_t>(i)] = group_[static_cast<size_t>(group_[static_cast<size_t>(i)])];
     return i;
@@ -238,7 +340,7 @@ class Partitioner {
   // Merges the groups of roots a and b when they have the same shape and no path leaves the
   // union and re-enters it.
   void TryMerge(int a, int b) {
-    if (a == b) return;
+    if (a == b || solo_[static_cast<size_t>(a)] || solo_[static_cast<size_t>(b)]) return;
     const auto* sa = ShapeOf(g_.node(a).output(0));
     const auto* sb = ShapeOf(g_.node(b).output(0));
     if (!sa || !sb || !SameDeclaredShape(ToShapeProto(*sa), ToShapeProto(*sb))) return;
@@ -339,7 +441,7 @@ class Partitioner {
         opset->set_i(model_.OpsetFor(""));
       }
       for (int i : nodes)
-        if (!datamove)
+        if (!datamove && !solo_[static_cast<size_t>(root)])  // one-node and layer-norm kernels read no views
         for (const auto& in : g_.node(i).input()) {
           auto it = producer_.find(in);
           if (it == producer_.end() || !ViewSplitSizes(it->second)) continue;
@@ -374,20 +476,35 @@ class Partitioner {
         for (int k = 0; k < node.input_size(); ++k) {
           const std::string& in = node.input(k);
           if (in.empty() || produced.count(in)) continue;
-          // Clip bounds become the body's scalar constants (also when the same value is an
-          // operand elsewhere: an initializer may back a graph input).
           // A data-movement node's constant inputs (Slice bounds, Reshape shapes, Gather tables
           // or indices) become the body's initializers: its IR bakes them.
           if (datamove && ctx_.constants(in)) {
             if (bounds_added.insert(in).second) *body->add_initializer() = TensorToProto(*ctx_.constants(in), in);
             continue;
           }
-          if (node.op_type() == "Clip" && k > 0) {
+          // Clip bounds and Pow's exponent become the body's float scalar constants (also when
+          // the same value is an operand elsewhere: an initializer may back a graph input). An
+          // integer exponent becomes its float value, which is what the reference computes with.
+          if (IsScalarConstantOperand(node, k)) {
             if (bounds_added.insert(in).second) {
+              const Tensor* c = ctx_.constants(in);
               auto* t = body->add_initializer();
               t->set_name(in);
               t->set_data_type(onnx::TensorProto::FLOAT);
-              t->add_float_data(ctx_.constants(in)->data<float>()[0]);
+              t->add_float_data(c->dtype() == DType::kInt64   ? static_cast<float>(c->data<int64_t>()[0])
+                                : c->dtype() == DType::kInt32 ? static_cast<float>(c->data<int32_t>()[0])
+                                                              : c->data<float>()[0]);
+            }
+            continue;
+          }
+          if (IsReduceAxesInput(node, model_.OpsetFor(""), k)) {  // the reduction's constant axes
+            if (bounds_added.insert(in).second) {
+              const Tensor* c = ctx_.constants(in);
+              auto* t = body->add_initializer();
+              t->set_name(in);
+              t->set_data_type(onnx::TensorProto::INT64);
+              t->add_dims(c->size());
+              for (int64_t j = 0; j < c->size(); ++j) t->add_int64_data(c->data<int64_t>()[j]);
             }
             continue;
           }
@@ -412,6 +529,12 @@ class Partitioner {
         }
       }
       if (part.output_size() == 0) continue;  // dead code: left for the executor's own handling
+      if (solo_[static_cast<size_t>(root)]) {  // the reduction kernel reads the ONNX opset's semantics
+        auto* opset = part.add_attribute();
+        opset->set_name(kOnnxOpsetAttr);
+        opset->set_type(onnx::AttributeProto::INT);
+        opset->set_i(model_.OpsetFor(""));
+      }
       for (int i : nodes) taken[static_cast<size_t>(i)] = 1;
       taken_nodes += static_cast<int>(nodes.size());
       partition_at[nodes[0]] = partitions.size();
@@ -423,7 +546,7 @@ class Partitioner {
       for (const auto& o : g_.node(v).output())
         other_readers |= graph_outputs.count(o) > 0 || read_by_subgraphs.count(o) > 0;
       for (int c : consumers_[static_cast<size_t>(v)]) other_readers |= !candidate_[static_cast<size_t>(c)] || !taken[static_cast<size_t>(c)] ||
-                                                         datamove_[static_cast<size_t>(c)];
+                                                         datamove_[static_cast<size_t>(c)] || solo_[static_cast<size_t>(c)];
       if (other_readers) continue;
       taken[static_cast<size_t>(v)] = 1;
       ++taken_nodes;
@@ -473,6 +596,8 @@ class Partitioner {
   std::vector<char> candidate_;
   std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
   std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
+  std::vector<char> solo_;  ///< a reduction or a layer-norm chain: never merged with others
+  std::unordered_set<std::string> outside_;  ///< FormLayerNorm: values read outside the nodes
   std::vector<std::string> refusals_;
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
@@ -484,7 +609,9 @@ class JitPartitionPass final : public RuntimeGraphPass {
   bool MayApply(const onnx::GraphProto& graph) const override {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
-      if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || n.op_type() == "Scan") return true;
+      if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || HasReduceGenerator(n.op_type()) ||
+          n.op_type() == "Scan")
+        return true;
     return false;
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {

@@ -8,6 +8,9 @@
 // After:   y = JitKernel(x, b, h)  body: the three nodes, value_info with every shape
 // Refused: non-float values, dims without a value or a name, broadcasts other than a row,
 //          a column or a scalar, ops without a generator, nodes with subgraphs.
+// A reduction (reduce_ir.h: Reduce*, Softmax, LogSoftmax, Global*Pool) is a partition of its own,
+// never merged: x -> JitKernel(x) body: the one node, attribute onnx_opset (jit_reduce_kernel.h);
+// so is the layer-norm chain around two ReduceMeans (reduce_ir.h): x, eps -> JitKernel -> y.
 #pragma once
 
 namespace nuphar::jit {

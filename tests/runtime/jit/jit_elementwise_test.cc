@@ -1,4 +1,5 @@
-// Generated elementwise kernels against the reference executor: every op of the generator,
+// Generated elementwise kernels against the reference executor: every op of the generator
+// (Pow by each kind of constant exponent, PRelu by each slope broadcast),
 // each broadcast class, symbolic dims, the fallback when actual shapes do not fit, the
 // partitioner's cycle rule, compare mode and the partition dump (through graph/diagnostics.h).
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "graph/diagnostics.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
+#include "tests/runtime/jit/jit_test_util.h"
 
 namespace nuphar {
 namespace {
@@ -18,45 +20,9 @@ using testing::AddNode;
 using testing::Dim;
 using testing::MakeModel;
 using testing::MakeValueInfo;
-
-Tensor Random(const std::vector<int64_t>& shape, uint32_t seed, float lo = -4.f, float hi = 4.f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(rng);
-  return Tensor::FromVector<float>(shape, v);
-}
-
-std::unique_ptr<Session> Open(const onnx::ModelProto& model, const std::string& settings) {
-  SessionOptions opts;
-  opts.settings = settings;
-  auto s = Session::CreateFromModel(model, opts);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
-// Runs `model` on the reference executor and on the JIT; outputs must be bit-identical (the
-// generated code performs the reference's float operations in the same order).
-void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors& feeds, int64_t expect_jit_nodes) {
-  auto ref = Open(model, "nuphar_execution_mode:reference");
-  auto jit = Open(model, "");
-  ASSERT_TRUE(ref && jit);
-  EXPECT_EQ(jit->counter("jit_nodes"), expect_jit_nodes);
-  EXPECT_GT(jit->counter("jit_kernels"), 0);
-  EXPECT_EQ(ref->counter("jit_kernels"), 0);
-  auto a = ref->Run(feeds);
-  auto b = jit->Run(feeds);
-  ASSERT_TRUE(a.ok()) << a.message();
-  ASSERT_TRUE(b.ok()) << b.message();
-  ASSERT_EQ(a->size(), b->size());
-  for (size_t o = 0; o < a->size(); ++o) {
-    ASSERT_EQ((*a)[o].shape(), (*b)[o].shape()) << "output " << o;
-    ASSERT_EQ((*a)[o].bytes(), (*b)[o].bytes());
-    EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
-  }
-}
+using testing::ExpectBitIdentical;
+using testing::Open;
+using testing::Random;
 
 // y = op(x) or op(x, w) for every generated op; x [R, C], w of the given shape.
 TEST(JitElementwise, EveryOpIsBitIdentical) {
@@ -98,6 +64,54 @@ TEST(JitElementwise, NanFollowsTheReference) {
   Tensor x = Tensor::FromVector<float>({8}, {nan, 1.f, nan, -2.f, 0.f, -0.f, 3.f, nan});
   Tensor w = Tensor::FromVector<float>({8}, {1.f, nan, nan, -3.f, -0.f, 0.f, 2.f, -1.f});
   ExpectBitIdentical(MakeModel(g, 13), {{"x", x}, {"w", w}}, 4);
+}
+
+// Pow by a scalar constant exponent (float or integer: the reference computes with its float
+// value): 2 is x * x, anything else libm's powf, as the reference does; fused with a Mul after it.
+TEST(JitElementwise, PowByConstantExponentIsBitIdentical) {
+  struct Exponent { onnx::TensorProto::DataType type; double value; };
+  for (const Exponent& e : {Exponent{onnx::TensorProto::FLOAT, 2.0}, Exponent{onnx::TensorProto::FLOAT, 0.5},
+                            Exponent{onnx::TensorProto::FLOAT, -1.5}, Exponent{onnx::TensorProto::INT64, 2},
+                            Exponent{onnx::TensorProto::INT64, 3}, Exponent{onnx::TensorProto::INT32, -2}}) {
+    SCOPED_TRACE(std::to_string(e.type) + " " + std::to_string(e.value));
+    onnx::GraphProto g;
+    g.set_name("g");
+    const std::vector<Dim> shape = {std::string("batch"), int64_t{37}};
+    *g.add_input() = MakeValueInfo("x", DType::kFloat, shape);
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, shape);
+    *g.add_value_info() = MakeValueInfo("p", DType::kFloat, shape);
+    auto* t = g.add_initializer();
+    t->set_name("e");
+    t->set_data_type(e.type);
+    if (e.type == onnx::TensorProto::FLOAT) t->add_float_data(static_cast<float>(e.value));
+    else if (e.type == onnx::TensorProto::INT64) t->add_int64_data(static_cast<int64_t>(e.value));
+    else t->add_int32_data(static_cast<int32_t>(e.value));
+    AddNode(g, "Pow", {"x", "e"}, {"p"});
+    AddNode(g, "Mul", {"p", "x"}, {"y"});
+    for (int64_t batch : {1, 4}) {
+      Tensor x = Random({batch, 37}, 21);
+      x.data<float>()[0] = 0.f;
+      x.data<float>()[1] = -0.f;
+      x.data<float>()[2] = std::nanf("");
+      ExpectBitIdentical(MakeModel(g, 13), {{"x", x}}, 2);
+    }
+  }
+}
+
+// PRelu's slope broadcast as the reference does: a scalar, a row, a column or the full shape.
+TEST(JitElementwise, PReluEverySlopeBroadcastIsBitIdentical) {
+  // x [1, 3, 37]: gtcrn's slopes are [1, 1, 1] on [1, 16, 1, 33].
+  for (const std::vector<int64_t>& slope : std::vector<std::vector<int64_t>>{{1}, {1, 1, 1}, {37}, {1, 3, 1}, {1, 3, 37}}) {
+    SCOPED_TRACE(slope.size());
+    onnx::GraphProto g;
+    g.set_name("g");
+    *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{1}, int64_t{3}, int64_t{37}});
+    std::vector<Dim> slope_dims(slope.begin(), slope.end());
+    *g.add_input() = MakeValueInfo("slope", DType::kFloat, slope_dims);
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{1}, int64_t{3}, int64_t{37}});
+    AddNode(g, "PRelu", {"x", "slope"}, {"y"});
+    ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({1, 3, 37}, 4)}, {"slope", Random(slope, 5)}}, 1);
+  }
 }
 
 // A chain with every broadcast class and two activation rounds: the LSTM cell's shape.
