@@ -8,10 +8,11 @@
 // fixed number of loops, each with a size, a source stride and a destination stride (elements),
 // starting at a source and a destination offset:
 //   Transpose, Slice  one piece, one loop per dim (Slice: strides times steps, negative too)
-//   Concat            one piece per input: [outer, axis dim, inner] into the output's window
+//   Concat            one piece per input: [outer, axis dim * inner] into the output's window
 //   Gather            [outer, indices (the source offset read from the index operand), inner]
 //   Pad               fill the whole output with the constant, then one piece into the interior
 //   Shape, Size       no piece: the output's int64 values
+//   Cast              one flat loop converting each element (a Cast to the same type is a view)
 // Elements are moved as unsigned integers of their width (1, 2, 4, 8 bytes), so one kernel
 // serves float, int64, int32, uint8 or bool alike.
 //
@@ -20,7 +21,7 @@
 // operand shapes. At load they are computed twice from the declared shapes, each symbolic dim
 // standing for two different large values: a number equal in both does not depend on a symbol
 // and becomes a constant of the code, the others are read from the per-call argument array
-// (a static output under kBakeMinElements elements bakes nothing: see there). Each
+// (a static output under kBakeMinElements elements bakes only what no dim changes: see there). Each
 // call recomputes the plan from the actual shapes (PlanDataMove) and runs the reference
 // executor instead when a baked number differs (the declared shapes were wrong).
 #pragma once
@@ -43,7 +44,9 @@ class Tensor;
 
 namespace nuphar::jit {
 
-enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize };
+enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast };
+/// What a view computes its output shape like.
+enum class ViewKind : uint8_t { kSame, kFlatten, kReshape, kSqueeze, kUnsqueeze };
 
 /// What the IR builder knows of one node input at load time.
 struct MoveOperand {
@@ -65,15 +68,20 @@ struct MovePiece {
 /// The largest plan a kernel takes (numbers on the stack per call).
 inline constexpr size_t kMaxPlanNumbers = 256;
 inline constexpr size_t kMaxMoveRank = 16;
-/// Static outputs of fewer elements get no baked numbers (datamove_ir.cc: compile time).
+/// The most operands a kernel reads (a Concat of more inputs stays on the reference).
+inline constexpr int kMaxMoveOperands = 16;
+/// Static outputs of fewer elements bake only the numbers no dim changes (datamove_ir.cc:
+/// compile time).
 inline constexpr int64_t kBakeMinElements = 1024;
 
 struct DataMoveIR {
   MoveOp op = MoveOp::kView;
+  ViewKind view = ViewKind::kSame;
   std::string onnx_op;
   int elem_bytes = 0;   ///< of the moved elements (8 for Shape and Size)
   int index_bytes = 0;  ///< Gather: 4 (int32) or 8 (int64)
   uint64_t fill = 0;    ///< Pad: the constant's bytes
+  DType cast_from = DType::kUndefined, cast_to = DType::kUndefined;  ///< Cast: the conversion
   int num_operands = 0;
   int out_rank = 0;
   // The node's attributes and constant inputs, normalized (what PlanDataMove reads).
@@ -97,6 +105,9 @@ struct DataMoveIR {
   int num_values = 0;                ///< Shape, Size: int64 values stored to the output
   std::vector<int64_t> numbers;      ///< the baked value of each plan number
   std::vector<char> baked;           ///< per number: a constant of the code (else an argument)
+  /// Per number: baked from the declared static dims, so each call checks it (a baked number no
+  /// dim changes, a unit stride or a zero offset, needs no check).
+  std::vector<char> checked;
 
   size_t NumberCount() const { return numbers.size(); }
   /// The kernel's identity: identical texts generate identical code (one compiled function).

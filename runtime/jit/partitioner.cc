@@ -406,6 +406,7 @@ class Partitioner {
     std::vector<char> taken(static_cast<size_t>(n), 0);
     std::vector<onnx::NodeProto> partitions;
     std::unordered_map<int, std::unordered_set<int>> read_by_views;  // view Split -> groups reading it
+    std::unordered_map<int, size_t> partition_at;  // first member -> its partition
     int taken_nodes = 0;
     const int64_t first_index = model_.counters.count("jit_partitions") ? model_.counters.at("jit_partitions") : 0;
     for (auto& [root, nodes] : members) {
@@ -536,6 +537,7 @@ class Partitioner {
       }
       for (int i : nodes) taken[static_cast<size_t>(i)] = 1;
       taken_nodes += static_cast<int>(nodes.size());
+      partition_at[nodes[0]] = partitions.size();
       partitions.push_back(std::move(part));
     }
     // A view Split whose outputs only partitions read is gone; one with other readers stays.
@@ -551,10 +553,14 @@ class Partitioner {
     }
     // The nodes that stay are moved, not copied: a copy cost a deep copy of every Constant's
     // tensor and every If/Loop body at each load, and the old list was destroyed right after.
+    // Each partition takes its first member's place: the plan's topological order prefers low
+    // indices, and partitions appended at the end ran as late as possible, far from their
+    // producers and consumers (0.1 us more per node on Silero v3.1, in cache misses).
     onnx::GraphProto rewritten_nodes;
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
+      if (auto p = partition_at.find(i); p != partition_at.end()) *rewritten_nodes.add_node() = std::move(partitions[p->second]);
       if (!taken[static_cast<size_t>(i)]) *rewritten_nodes.add_node() = std::move(*g_.mutable_node(i));
-    for (auto& p : partitions) *rewritten_nodes.add_node() = std::move(p);
+    }
     const int count = static_cast<int>(partitions.size());
     g_.mutable_node()->Swap(rewritten_nodes.mutable_node());
     return Report(count, taken_nodes);

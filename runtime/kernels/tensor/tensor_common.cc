@@ -13,6 +13,26 @@ Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+int64_t DimProduct(std::span<const int64_t> dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t k = begin; k < end; ++k) p *= dims[k];
+  return p;
+}
+
+SliceRange ResolveSliceAxis(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (dim == 0) return {};
+  if (step > 0) {
+    start = std::clamp(start, int64_t{0}, dim);
+    end = std::clamp(end, int64_t{0}, dim);
+    return {start, end > start ? (end - start - 1) / step + 1 : 0};
+  }
+  start = std::clamp(start, int64_t{0}, dim - 1);
+  end = std::clamp(end, int64_t{-1}, dim - 1);
+  return {start, start > end ? (start - end - 1) / -step + 1 : 0};
+}
+
 std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t k = shape.size(); k-- > 1;) strides[k - 1] = strides[k] * shape[k];

@@ -38,6 +38,17 @@ void RegisterResizeKernels(KernelRegistry& r);      // tensor_resize.cc
 /// `axis` in [-rank, rank) mapped to [0, rank), or an error naming `what`.
 Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* what = "axis");
 
+/// Product of dims[begin, end).
+int64_t DimProduct(std::span<const int64_t> dims, size_t begin, size_t end);
+
+/// One Slice axis as ONNX defines it: negative bounds count from the end, both are clamped by
+/// the step's direction; `start` is the first index read, `count` the elements (0: empty).
+/// Shared by the Slice kernel and the JIT's data-movement plan, which must agree exactly.
+struct SliceRange {
+  int64_t start = 0, count = 0;
+};
+SliceRange ResolveSliceAxis(int64_t start, int64_t end, int64_t step, int64_t dim);
+
 /// Row-major element strides of `shape`.
 std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape);
 

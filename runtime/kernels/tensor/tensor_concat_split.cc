@@ -7,13 +7,6 @@
 namespace nuphar::tensor_kernels {
 namespace {
 
-// Product of dims in [begin, end).
-int64_t DimProduct(std::span<const int64_t> dims, size_t begin, size_t end) {
-  int64_t p = 1;
-  for (size_t k = begin; k < end; ++k) p *= dims[k];
-  return p;
-}
-
 class ConcatKernel final : public OpKernel {
  public:
   explicit ConcatKernel(int64_t axis) : axis_(axis) {}

@@ -68,25 +68,11 @@ class SliceKernel final : public OpKernel {
       NUPHAR_ASSIGN_OR_RETURN(const int64_t axis, NormalizeAxis(p->axes[i], rank));
       if (seen[axis]) return Diag::Msg("axis " + std::to_string(p->axes[i]) + " is repeated");
       seen[axis] = 1;
-      const int64_t dim = x->dim(axis), step = p->steps[i];
+      const int64_t step = p->steps[i];
       if (step == 0) return Diag::Msg("steps must not be 0");
-      int64_t start = p->starts[i] < 0 ? p->starts[i] + dim : p->starts[i];
-      int64_t end = p->ends[i] < 0 ? p->ends[i] + dim : p->ends[i];
-      int64_t count;
-      if (dim == 0) {
-        start = 0;
-        count = 0;
-      } else if (step > 0) {
-        start = std::clamp(start, int64_t{0}, dim);
-        end = std::clamp(end, int64_t{0}, dim);
-        count = end > start ? (end - start - 1) / step + 1 : 0;
-      } else {
-        start = std::clamp(start, int64_t{0}, dim - 1);
-        end = std::clamp(end, int64_t{-1}, dim - 1);
-        count = start > end ? (start - end - 1) / -step + 1 : 0;
-      }
-      out_shape[axis] = count;
-      if (count > 0) base += start * strides[axis];
+      const SliceRange range = ResolveSliceAxis(p->starts[i], p->ends[i], step, x->dim(axis));
+      out_shape[axis] = range.count;
+      if (range.count > 0) base += range.start * strides[axis];
       strides[axis] *= step;
     }
     const std::span<const int64_t> shape(out_shape, static_cast<size_t>(rank));

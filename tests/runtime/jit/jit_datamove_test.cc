@@ -1,11 +1,13 @@
-// Generated data movement against the reference executor: Transpose, Slice (negative steps),
-// Concat, Gather (any axis, constant or computed int32/int64 indices, negative and out-of-range
-// ones), constant Pad (negative pads), Shape, Size and the views, for float, int64, uint8 and bool
+// Generated data movement against the reference executor: Transpose, Slice (negative steps,
+// computed bounds), Concat, Gather (any axis, constant or computed int32/int64 indices, negative
+// and out-of-range ones), constant Pad (negative pads), Shape, Size, Cast (every conversion it
+// takes) and the views (Reshape to a computed shape too), for float, int64, uint8 and bool
 // elements, static and symbolic dims at several sizes, on two tiers; the fallback when actual
 // shapes do not fit, shared code of identical kernels and the partition dump. Compare mode
 // proves each Run took the generated code (its report counts the runs it checked).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -134,6 +136,25 @@ TEST(JitDataMove, TransposeEveryTypeAndSymbolicDims) {
       ExpectGeneratedIdentical(model, {{{"x", Values(t, {2, 3, 5}, 1)}}, {{"x", Values(t, {2, 17, 5}, 2)}}});
     }
   }
+}
+
+// Loops merge per call where the copy is contiguous (a moved unit dim, a batch of 1): the merged
+// plan must move the same elements, on the static and the symbolic declaration alike.
+TEST(JitDataMove, TransposeWhoseLoopsMerge) {
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic);
+    OneNode m("Transpose", DType::kFloat, {symbolic ? Dim(std::string("T")) : Dim(int64_t{33}), int64_t{2}, int64_t{1}, int64_t{4}});
+    SetAttr(*m.node, "perm", std::vector<int64_t>{0, 2, 1, 3});
+    const auto model = m.Model(DType::kFloat, {std::string("a"), int64_t{1}, int64_t{2}, int64_t{4}});
+    std::vector<NamedTensors> feeds = {{{"x", Values(DType::kFloat, {33, 2, 1, 4}, 30)}}};
+    if (symbolic) feeds.push_back({{"x", Values(DType::kFloat, {1, 2, 1, 4}, 31)}});
+    ExpectGeneratedIdentical(model, feeds);
+  }
+  OneNode m("Transpose", DType::kInt64, {std::string("B"), int64_t{3}, std::string("T")});
+  SetAttr(*m.node, "perm", std::vector<int64_t>{2, 0, 1});
+  ExpectGeneratedIdentical(m.Model(DType::kInt64, {std::string("a"), std::string("b"), int64_t{3}}),
+                           {{{"x", Values(DType::kInt64, {1, 3, 5}, 32)}}, {{"x", Values(DType::kInt64, {2, 3, 1}, 33)}},
+                            {{"x", Values(DType::kInt64, {1, 3, 1}, 34)}}});
 }
 
 TEST(JitDataMove, TransposeOnEveryTierItTargets) {
@@ -338,6 +359,61 @@ TEST(JitDataMove, ComputedReshapeAndSliceParameters) {
                              {{{"x", Values(DType::kFloat, {3, 10}, 28)}, {"starts", v(2)}, {"ends", v(-3)}},
                               {{"x", Values(DType::kFloat, {3, 4}, 29)}, {"starts", v(-3)}, {"ends", v(100)}}});
   }
+}
+
+// Every conversion the generator takes, with the values where conversions differ (negative
+// integers, wrap-around, NaN and -0 to bool, int64 beyond float's precision); a Cast to the same
+// type is a view; float to integer stays on the reference (its NaN and range rules).
+TEST(JitDataMove, CastConversionsAndTheSameTypeView) {
+  const std::vector<int64_t> ints = {0, 1, -1, 127, -128, 255, 256, 65537, -2147483649LL, 9007199254740993LL, INT64_MIN};
+  auto make = [&](DType t) -> Tensor {
+    const int64_t n = static_cast<int64_t>(ints.size());
+    switch (t) {
+      case DType::kInt64: return Tensor::FromVector<int64_t>({n}, ints);
+      case DType::kInt32: {
+        std::vector<int32_t> v;
+        for (int64_t x : ints) v.push_back(static_cast<int32_t>(x));
+        return Tensor::FromVector<int32_t>({n}, v);
+      }
+      case DType::kUint8: {
+        std::vector<uint8_t> v;
+        for (int64_t x : ints) v.push_back(static_cast<uint8_t>(x));
+        return Tensor::FromVector<uint8_t>({n}, v);
+      }
+      case DType::kBool: {
+        Tensor b(DType::kBool, {n});
+        for (int64_t i = 0; i < n; ++i) static_cast<uint8_t*>(b.raw())[i] = ints[static_cast<size_t>(i)] & 1;
+        return b;
+      }
+      case DType::kDouble: {
+        std::vector<double> v = {0.0, -0.0, std::nan(""), 1e300, -2.5, 1.0 / 3, 16777217.0, -1e-320, 3.0, 4.0, 5.0};
+        return Tensor::FromVector<double>({n}, v);
+      }
+      default: {
+        std::vector<float> v = {0.f, -0.f, std::nanf(""), 1e30f, -2.5f, 1.f / 3, 16777216.f, -1e-40f, 3.f, 4.f, 5.f};
+        return Tensor::FromVector<float>({n}, v);
+      }
+    }
+  };
+  const std::vector<std::pair<DType, DType>> casts = {
+      {DType::kInt64, DType::kInt32}, {DType::kInt32, DType::kInt64}, {DType::kInt64, DType::kFloat},
+      {DType::kUint8, DType::kFloat}, {DType::kUint8, DType::kInt64}, {DType::kBool, DType::kInt64},
+      {DType::kInt64, DType::kBool}, {DType::kFloat, DType::kBool}, {DType::kFloat, DType::kDouble},
+      {DType::kDouble, DType::kFloat}, {DType::kInt32, DType::kUint8}, {DType::kBool, DType::kFloat}};
+  for (const auto& [from, to] : casts) {
+    SCOPED_TRACE(std::string(DTypeName(from)) + " -> " + DTypeName(to));
+    OneNode m("Cast", from, {std::string("N")});
+    SetAttr(*m.node, "to", static_cast<int64_t>(to));
+    ExpectGeneratedIdentical(m.Model(to, {std::string("N")}), {{{"x", make(from)}}});
+  }
+  OneNode same("Cast", DType::kInt64, {std::string("N")});
+  SetAttr(*same.node, "to", static_cast<int64_t>(DType::kInt64));
+  ExpectGeneratedIdentical(same.Model(DType::kInt64, {std::string("N")}), {{{"x", make(DType::kInt64)}}}, true);
+  OneNode refused("Cast", DType::kFloat, {std::string("N")});
+  SetAttr(*refused.node, "to", static_cast<int64_t>(DType::kInt64));
+  auto s = Open(refused.Model(DType::kInt64, {std::string("N")}), "");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->counter("jit_nodes"), 0);
 }
 
 // x [6, 4] -> Relu -> a, declared [4, 6] (wrong) -> Transpose: the plan baked from the declared
