@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
   out["jit_from_cache"] = session->counter("jit_from_cache");
   out["jit_from_so"] = session->counter("jit_from_so");
   out["jit_shared_kernels"] = session->counter("jit_shared_kernels");
+  out["shapes_from_cache"] = session->counter("shapes_from_cache");
   std::printf("%s\n", out.dump().c_str());
   return kExitOk;
 }
