@@ -117,6 +117,21 @@ Loaded Load(const onnx::ModelProto& model, const std::string& settings, Given gi
   return l;
 }
 
+// Load with a full disk: every file write past `max_file_bytes` fails (EFBIG, as ENOSPC would).
+Loaded LoadOnFullDisk(const onnx::ModelProto& model, const std::string& settings, rlim_t max_file_bytes,
+                      Given given = Given::kProto) {
+  struct rlimit old_limit;
+  EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
+  struct rlimit small = old_limit;
+  small.rlim_cur = max_file_bytes;
+  EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Loaded l = Load(model, settings, given);
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
+  return l;
+}
+
 void ExpectSameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
@@ -356,15 +371,7 @@ TEST_F(JitCache, DiskFullWhileSavingLeavesNothingBehind) {
   const auto model = MakeModel(1);
   const auto want = WantOutputs(model);
   fs::create_directories(dir_);
-  struct rlimit old_limit;
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
-  struct rlimit small = old_limit;
-  small.rlim_cur = 512;  // below any object's size
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  Loaded l = Load(model, Settings());
-  ::setrlimit(RLIMIT_FSIZE, &old_limit);
-  ::signal(SIGXFSZ, old_handler);
+  Loaded l = LoadOnFullDisk(model, Settings(), /*max_file_bytes=*/512);  // below any object's size
   EXPECT_GT(l.compiled, 0);
   EXPECT_TRUE(AnyContains(l.warnings, "cannot save"));
   ExpectSameOutputs(want, l.outputs);
@@ -586,15 +593,7 @@ TEST_F(JitCache, LoadCacheInUnwritableDirectoryOrFullDiskOnlyWarns) {
   ExpectSameOutputs(want, unwritable.outputs);
   // Kernels first, so that only the entry is left to save when the disk is full.
   Load(model, Settings());
-  struct rlimit old_limit;
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
-  struct rlimit small = old_limit;
-  small.rlim_cur = 64;  // below any entry's size
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  Loaded full = Load(model, Settings(), Given::kBytes);
-  ::setrlimit(RLIMIT_FSIZE, &old_limit);
-  ::signal(SIGXFSZ, old_handler);
+  Loaded full = LoadOnFullDisk(model, Settings(), /*max_file_bytes=*/64, Given::kBytes);  // below any entry's size
   EXPECT_TRUE(AnyContains(full.warnings, "cannot save"));
   ExpectSameOutputs(want, full.outputs);
   EXPECT_TRUE(LoadEntries().empty());
