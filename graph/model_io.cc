@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -154,15 +155,21 @@ Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOpt
   const int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return Diag::File(path, "cannot be opened for reading");
   bool parsed = false, whole = false;
-  void* mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (mapped != MAP_FAILED) {
-    ::madvise(mapped, size, MADV_SEQUENTIAL);
-    google::protobuf::io::ArrayInputStream raw(mapped, static_cast<int>(size));
+  // Unmapped on return: options.whole_model_bytes sees the bytes after the checks.
+  struct Mapping {
+    void* bytes;
+    size_t size;
+    ~Mapping() {
+      if (bytes != MAP_FAILED) ::munmap(bytes, size);
+    }
+  } mapped{::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0), size};
+  if (mapped.bytes != MAP_FAILED) {
+    ::madvise(mapped.bytes, size, MADV_SEQUENTIAL);
+    google::protobuf::io::ArrayInputStream raw(mapped.bytes, static_cast<int>(size));
     google::protobuf::io::CodedInputStream coded(&raw);
     coded.SetTotalBytesLimit(INT_MAX);
     parsed = model->ParseFromCodedStream(&coded);
     whole = coded.ConsumedEntireMessage();
-    ::munmap(mapped, size);
   } else {
     google::protobuf::io::FileInputStream raw(fd, 1 << 20);
     google::protobuf::io::CodedInputStream coded(&raw);
@@ -172,17 +179,20 @@ Status LoadModel(const std::string& path, onnx::ModelProto* model, const LoadOpt
   }
   ::close(fd);
   NUPHAR_RETURN_IF_ERROR(CheckParsedModel(parsed && whole, *model, path));
-  if (options.load_external_data) {
-    const fs::path base_dir = fs::path(path).parent_path();
-    Status status;
-    ForEachTensor(model->mutable_graph(), [&](onnx::TensorProto* t) {
-      if (status.ok() && t->data_location() == onnx::TensorProto::EXTERNAL)
-        status = InlineExternalData(t, base_dir, path);
-    });
-    NUPHAR_RETURN_IF_ERROR(status);
-  }
+  bool external = false;
+  Status status;
+  const fs::path base_dir = fs::path(path).parent_path();
+  ForEachTensor(model->mutable_graph(), [&](onnx::TensorProto* t) {
+    if (t->data_location() != onnx::TensorProto::EXTERNAL) return;
+    external = true;
+    if (status.ok() && options.load_external_data) status = InlineExternalData(t, base_dir, path);
+  });
+  NUPHAR_RETURN_IF_ERROR(status);
   // Every tool and the runtime load through here, so all refuse a broken graph the same way.
-  return CheckModelStructure(*model, path);
+  NUPHAR_RETURN_IF_ERROR(CheckModelStructure(*model, path));
+  if (options.whole_model_bytes && mapped.bytes != MAP_FAILED && !external)
+    options.whole_model_bytes(std::string_view(static_cast<const char*>(mapped.bytes), size));
+  return Status::OK();
 }
 
 // Where a write to `path` lands: a symlink is followed to its final target, so the link stays a
@@ -211,7 +221,9 @@ static Expected<fs::path> ResolveOutputPath(const std::string& path) {
 static Status WriteThroughTempFile(const std::string& path, const std::function<bool(int fd)>& write) {
   NUPHAR_ASSIGN_OR_RETURN(const fs::path target, ResolveOutputPath(path));
   std::error_code ec;
-  const std::string tmp = target.string() + ".tmp." + std::to_string(::getpid());
+  // Unique per write, not only per process: two threads saving one file must not share a temporary.
+  static std::atomic<uint64_t> writes{0};
+  const std::string tmp = target.string() + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return Diag::File(path, std::string("cannot be opened for writing: ") + std::strerror(errno));
   struct stat existing;

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "graph/error.h"
 
@@ -20,6 +22,10 @@ namespace nuphar {
 
 struct LoadOptions {
   bool load_external_data = true;  ///< read side files into raw_data
+  /// Called once the model loaded, with the file's bytes when they are the whole model (no tensor
+  /// lives in a side file) and the file could be mapped: the session keys its load cache
+  /// (runtime/jit/load_cache.h) by them without reading the file twice.
+  std::function<void(std::string_view bytes)> whole_model_bytes;
 };
 
 struct SaveOptions {

@@ -28,6 +28,7 @@
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/jit/jit.h"
+#include "runtime/jit/load_cache.h"
 #include "runtime/kernels/kernel.h"
 #include "runtime/platform/thread_pool.h"
 #include "runtime/core/tensor_budget.h"
@@ -215,13 +216,19 @@ Expected<std::string> Session::EndProfiling() {
 Expected<std::unique_ptr<Session>> Session::Create(const std::string& model_path, const SessionOptions& options) {
   google::protobuf::Arena arena(ModelArenaOptions());
   onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-  NUPHAR_RETURN_IF_ERROR(LoadModel(model_path, &model));
-  return CreateImpl(model, options, model_path, [model_path] {
-    std::ifstream in(model_path, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    return std::move(bytes).str();
-  });
+  LoadOptions load;
+  std::string content_key;
+  load.whole_model_bytes = [&content_key](std::string_view bytes) { content_key = jit::ModelContentKey(bytes); };
+  NUPHAR_RETURN_IF_ERROR(LoadModel(model_path, &model, load));
+  return CreateImpl(
+      model, options, model_path,
+      [model_path] {
+        std::ifstream in(model_path, std::ios::binary);
+        std::ostringstream bytes;
+        bytes << in.rdbuf();
+        return std::move(bytes).str();
+      },
+      content_key);
 }
 
 Expected<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, size_t size,
@@ -229,7 +236,9 @@ Expected<std::unique_ptr<Session>> Session::CreateFromBytes(const void* data, si
   google::protobuf::Arena arena(ModelArenaOptions());
   onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   NUPHAR_RETURN_IF_ERROR(LoadModelFromBytes(data, size, &model));
-  return CreateImpl(model, options, "<memory>", [data, size] { return std::string(static_cast<const char*>(data), size); });
+  return CreateImpl(
+      model, options, "<memory>", [data, size] { return std::string(static_cast<const char*>(data), size); },
+      jit::ModelContentKey(std::string_view(static_cast<const char*>(data), size)));
 }
 
 Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelProto& model,
@@ -243,12 +252,13 @@ Expected<std::unique_ptr<Session>> Session::CreateFromModel(const onnx::ModelPro
     model.SerializeToCodedStream(&coded);
     coded.Trim();
     return bytes;
-  });
+  }, /*content_key=*/"");
 }
 
 Expected<std::unique_ptr<Session>> Session::CreateImpl(const onnx::ModelProto& model, const SessionOptions& options,
                                                        const std::string& origin,
-                                                       const std::function<std::string()>& model_bytes) {
+                                                       const std::function<std::string()>& model_bytes,
+                                                       const std::string& content_key) {
   std::unique_ptr<Session> s(new Session());
   s->options_ = options;
   std::vector<std::string> warnings;
@@ -258,7 +268,7 @@ Expected<std::unique_ptr<Session>> Session::CreateImpl(const onnx::ModelProto& m
   s->settings_ = std::make_unique<Settings>(std::move(*settings));
   s->profile_file_ = s->settings_->Get("nuphar_profile_file");
   const int64_t t0 = Profiler::NowNs();
-  Status st = s->Init(model, origin, model_bytes);
+  Status st = s->Init(model, origin, model_bytes, content_key);
   if (!st.ok()) return st.WithFile(origin);
   if (options.enable_profiling || !s->profile_file_.empty()) {
     s->profiler_ = std::make_unique<Profiler>(t0);
@@ -269,7 +279,7 @@ Expected<std::unique_ptr<Session>> Session::CreateImpl(const onnx::ModelProto& m
 }
 
 Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin,
-                     const std::function<std::string()>& model_bytes) {
+                     const std::function<std::string()>& model_bytes, const std::string& content_key) {
   origin_ = origin;
   model_ = std::make_unique<ModelContext>();
   model_->file = origin;
@@ -308,21 +318,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
     else return Diag::Msg("the model imports no ONNX opset");
   }
 
-  // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
-  // unsupported types at load time. Failure here is not fatal: types then come from run time.
-  // The copy and what the inference adds to it live until the types are collected: on an arena.
-  google::protobuf::Arena arena(ModelArenaOptions());
-  onnx::ModelProto& inferred = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-  CopyForInference(model_in, &inferred);
-  if (SafeForOnnxInference(model_in)) {
-    try {
-      onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
-    } catch (const std::exception&) {
-      CopyForInference(model_in, &inferred);
-    }
-  }
-  if (!settings_->Is("nuphar_execution_mode", "reference")) AddSymbolicShapes(&inferred);
-  CollectTypes(inferred.graph(), *model_);
+  InferValueTypes(model_in, content_key);
   NUPHAR_RETURN_IF_ERROR(CheckValueTypes(model_->value_types));
 
   NUPHAR_ASSIGN_OR_RETURN(const long long max_bytes,
@@ -356,6 +352,32 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   }
   for (const auto& vi : model_in.graph().output()) outputs_.push_back(DescribeValue(vi));
   return Status::OK();
+}
+
+void Session::InferValueTypes(const onnx::ModelProto& model_in, const std::string& content_key) {
+  const bool symbolic = !settings_->Is("nuphar_execution_mode", "reference");
+  const jit::LoadCacheEntry cached =
+      jit::LoadCacheEntryFor(settings_->Get("nuphar_cache_path"), content_key, symbolic);
+  if (jit::ReadInferredValues(cached, model_.get())) {
+    model_->AddCounter("shapes_from_cache", 1);
+    return;
+  }
+  // ONNX's own inference supplies element types of intermediate values, so kernels can refuse
+  // unsupported types at load time. Failure here is not fatal: types then come from run time.
+  // The copy and what the inference adds to it live until the types are collected: on an arena.
+  google::protobuf::Arena arena(ModelArenaOptions());
+  onnx::ModelProto& inferred = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  CopyForInference(model_in, &inferred);
+  if (SafeForOnnxInference(model_in)) {
+    try {
+      onnx::shape_inference::InferShapes(inferred, GuardedSchemaRegistry());
+    } catch (const std::exception&) {
+      CopyForInference(model_in, &inferred);
+    }
+  }
+  if (symbolic) AddSymbolicShapes(&inferred);
+  CollectTypes(inferred.graph(), *model_);
+  jit::SaveInferredValues(cached, *model_);
 }
 
 // The kernels' deferred work (ModelContext::load_jobs: the JIT's compiles), side by side on the

@@ -98,12 +98,16 @@ class Session {
  private:
   Session() = default;
   /// `model_bytes` gives the bytes whose md5 the JIT cache checks (R4), asked only when the
-  /// cache is on.
+  /// cache is on; `content_key` keys the load cache (runtime/jit/load_cache.h; "" for none).
   static Expected<std::unique_ptr<Session>> CreateImpl(const onnx::ModelProto& model, const SessionOptions& options,
                                                        const std::string& origin,
-                                                       const std::function<std::string()>& model_bytes);
+                                                       const std::function<std::string()>& model_bytes,
+                                                       const std::string& content_key);
   Status Init(const onnx::ModelProto& model, const std::string& origin,
-              const std::function<std::string()>& model_bytes);
+              const std::function<std::string()>& model_bytes, const std::string& content_key);
+  /// Fills the model context's value types and shapes: from the load cache, or by inference
+  /// (then saved to the cache when it is on).
+  void InferValueTypes(const onnx::ModelProto& model, const std::string& content_key);
   Status RunLoadJobs();
   Status CheckInputs(const NamedTensors& inputs) const;
   std::unique_ptr<Frame> AcquireFrame() const;

@@ -1,6 +1,7 @@
 // LLJIT per target, per-kernel JITDylibs, the O3 pipeline and module dumps (jit_engine.h).
 #include "runtime/jit/jit_engine.h"
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/ObjectCache.h>
@@ -16,6 +17,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SHA256.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -284,14 +286,35 @@ namespace {
 // k_<hash>: SHA-256 (first 128 bits) over everything the object depends on (kernel_cache.h):
 // the unoptimized IR (entry still named kKernelEntry, module named "nuphar": no name or counter
 // of the session enters it), the codegen options, the target, LLVM's version, kCacheVersion.
+// Hashes (SHA-256) what is written to it instead of keeping it: the kernel key is the hash of the
+// module's text, which need not exist as one string (printing into a string, unbuffered, then
+// hashing it was most of a warm session's time per kernel).
+class Sha256Stream final : public llvm::raw_ostream {
+ public:
+  Sha256Stream() { SetBufferSize(1 << 16); }
+  ~Sha256Stream() override { flush(); }
+  std::string HexDigest() {
+    flush();
+    return llvm::toHex(sha_.final(), /*LowerCase=*/true);
+  }
+
+ private:
+  void write_impl(const char* bytes, size_t size) override {
+    sha_.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bytes), size));
+    written_ += size;
+  }
+  uint64_t current_pos() const override { return written_; }
+  llvm::SHA256 sha_;
+  uint64_t written_ = 0;
+};
+
 std::string KernelKey(const llvm::Module& module, const CodegenTarget& target) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
+  Sha256Stream os;
   module.print(os, nullptr);
   os << "\n; codegen O3 reloc=pic fp-contract=standard fast-math=off"
      << "\n; target " << module.getTargetTriple() << " " << target.cpu << " " << target.features
      << "\n; llvm " << LLVM_VERSION_STRING << "\n; cache " << kCacheVersion << "\n";
-  return "k_" + Sha256Hex(os.str()).substr(0, 32);
+  return "k_" + os.HexDigest().substr(0, 32);
 }
 
 // A new JITDylib for one kernel, linking against the engine's main JITDylib (libm).

@@ -65,7 +65,8 @@ namespace {
 std::mutex warned_mutex;
 std::set<std::string>* warned = new std::set<std::string>();
 
-// Reports `line` once per process for `key` (a library path, a directory).
+}  // namespace
+
 void WarnOnce(const std::string& key, const std::string& line) {
   {
     std::lock_guard<std::mutex> lock(warned_mutex);
@@ -73,6 +74,8 @@ void WarnOnce(const std::string& key, const std::string& line) {
   }
   ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + line);
 }
+
+namespace {
 
 void Warn(const std::string& line) { ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + line); }
 

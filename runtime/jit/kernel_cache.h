@@ -18,7 +18,7 @@
 // partial file; object and manifest change together under an advisory lock (flock), so two
 // processes filling one directory leave every object verifiable.
 //
-// Only runtime/jit/ includes this header (the engine, and create_shared.cc for the tool).
+// Only runtime/jit/ includes this header (the engine, load_cache.cc, and create_shared.cc for the tool).
 #pragma once
 
 #include <functional>
@@ -80,6 +80,10 @@ std::unique_ptr<llvm::MemoryBuffer> LoadCachedObject(const CachePolicy& policy, 
 /// Saves `object` as `<dir>/<name>.o` and lists it (and the model's use of it) in the manifest.
 /// A failure is a warning; nothing partial is left behind.
 void SaveCachedObject(const CachePolicy& policy, const std::string& name, llvm::StringRef object);
+
+/// Reports the warning `line` once per process for `key` (a library path, a directory): a cache
+/// fault that every session would meet again is said once.
+void WarnOnce(const std::string& key, const std::string& line);
 
 /// SHA-256 hex (lower case) of `bytes`: kernel keys and the manifest's content hashes.
 std::string Sha256Hex(llvm::StringRef bytes);

@@ -9,7 +9,10 @@
 #   warm_new  first session of a new process on the warm cache (objects)
 #   aot_new   first session of a new process on create_shared's jit.so with force_no_jit
 #   ref2      a second session in reference mode (no JIT at all): the floor warm2 can reach
-# Ratios: cold2 / warm2 (same process state: what the cache saves) and cold / warm_new.
+#   c2cpu, w2cpu  the CPU time of cold2 and warm2 (perf_test reload_cpu_ms): on a busy machine a
+#             load of a few ms is often preempted for a time slice, which only wall time shows
+# Ratios: cold2 / warm2 (same process state: what the cache saves), the same by CPU time, and
+# cold / warm_new.
 #
 #   tests/bench/cache_load.sh [-r ROUNDS] [MODEL[:DIMS]...]     (DIMS as perf_test --dims)
 set -euo pipefail
@@ -32,19 +35,21 @@ fi
 field() { /usr/bin/python3 -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
 med() { /usr/bin/python3 -c "import statistics,sys; print('%.1f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); tier: ${NUPHAR_CODEGEN_TARGET:-host best}"
-printf '%-26s %7s %7s %7s %8s %7s %7s %11s %13s %7s\n' model cold cold2 warm2 warm_new aot_new ref2 cold2/warm2 \
-  cold/warm_new kernels
+printf '%-26s %7s %7s %7s %8s %7s %7s %11s %7s %7s %8s %13s %7s\n' model cold cold2 warm2 warm_new aot_new ref2 \
+  cold2/warm2 c2cpu w2cpu cpu-ratio cold/warm_new kernels
 for entry in "${models[@]}"; do
   m=${entry%%:*} dims=${entry#*:}
   [ "$dims" = "$entry" ] && dims=""
   name=$(basename "$m" .onnx)
   perf() { "$bin/perf_test" -r 1 --warmup 0 ${dims:+--dims "$dims"} "$@" 2>/dev/null; }
   perf "$m" > /dev/null || { printf '%-26s perf_test cannot run it with random inputs\n' "$name"; continue; }
-  cold=() cold2=() warm2=() warm_new=() aot=() ref2=() kernels=0
+  cold=() cold2=() warm2=() warm_new=() aot=() ref2=() cold2cpu=() warm2cpu=() kernels=0
   for ((r = 0; r < rounds; ++r)); do
     out=$(perf --reload 1 "$m"); cold+=("$(field load_ms <<< "$out")"); cold2+=("$(field reload_ms <<< "$out")")
+    cold2cpu+=("$(field reload_cpu_ms <<< "$out")")
     dir="$work/cache$r"; rm -rf "$dir"
     out=$(perf --reload 1 --settings "nuphar_cache_path:$dir" "$m"); warm2+=("$(field reload_ms <<< "$out")")
+    warm2cpu+=("$(field reload_cpu_ms <<< "$out")")
     kernels=$(field jit_from_cache <<< "$out")
     out=$(perf --settings "nuphar_cache_path:$dir" "$m"); warm_new+=("$(field load_ms <<< "$out")")
     [ "$(field jit_compiled <<< "$out")" = 0 ] || echo "warning: $name: the warm session compiled kernels" >&2
@@ -57,7 +62,8 @@ for entry in "${models[@]}"; do
     out=$(perf -e reference --reload 1 "$m"); ref2+=("$(field reload_ms <<< "$out")")
   done
   c=$(med "${cold[@]}") c2=$(med "${cold2[@]}") w2=$(med "${warm2[@]}") wn=$(med "${warm_new[@]}") a=$(med "${aot[@]}")
-  rf=$(med "${ref2[@]}")
-  printf '%-26s %7s %7s %7s %8s %7s %7s %10sx %12sx %7s\n' "$name" "$c" "$c2" "$w2" "$wn" "$a" "$rf" \
-    "$(/usr/bin/python3 -c "print('%.1f' % ($c2 / $w2))")" "$(/usr/bin/python3 -c "print('%.1f' % ($c / $wn))")" "$kernels"
+  rf=$(med "${ref2[@]}") c2c=$(med "${cold2cpu[@]}") w2c=$(med "${warm2cpu[@]}")
+  ratio() { /usr/bin/python3 -c "print('%.1f' % ($1 / $2))"; }
+  printf '%-26s %7s %7s %7s %8s %7s %7s %10sx %7s %7s %7sx %12sx %7s\n' "$name" "$c" "$c2" "$w2" "$wn" "$a" "$rf" \
+    "$(ratio "$c2" "$w2")" "$c2c" "$w2c" "$(ratio "$c2c" "$w2c")" "$(ratio "$c" "$wn")" "$kernels"
 done

@@ -4,6 +4,8 @@
 // another version or model, an unwritable directory, a full disk) is a warning and a recompile
 // with unchanged outputs and nothing corrupt left; create_shared + nuphar_cache_force_no_jit runs
 // with zero compilations; two processes filling one directory leave every object verifiable.
+// The load cache beside the objects (runtime/jit/load_cache.h) serves a second session the same
+// inferred types and shapes, and survives the same faults with a warning and a full load.
 #include <gtest/gtest.h>
 
 #include <onnx/onnx_pb.h>
@@ -23,6 +25,7 @@
 #include "benchmark/rnn_model_gen.h"
 #include "editor/editor.h"
 #include "graph/diagnostics.h"
+#include "graph/model_io.h"
 #include "quantizer/quantizer.h"
 #include "runtime/jit/create_shared.h"
 #include "runtime/jit/kernel_cache.h"
@@ -83,15 +86,21 @@ struct Loaded {
   std::unique_ptr<Session> session;
   std::vector<Tensor> outputs;
   std::vector<std::string> warnings;
-  int64_t compiled = 0, from_cache = 0, from_so = 0;
+  int64_t compiled = 0, from_cache = 0, from_so = 0, shapes_from_cache = 0, jit_kernels = 0, jit_nodes = 0;
 };
 
-Loaded Load(const onnx::ModelProto& model, const std::string& settings) {
+// How a test hands the model to the session: the load cache keys only models given as bytes
+// (CreateFromBytes, or Create from a file).
+enum class Given { kProto, kBytes };
+
+Loaded Load(const onnx::ModelProto& model, const std::string& settings, Given given = Given::kProto) {
   Loaded l;
   DiagnosticCapture capture;
   SessionOptions options;
   options.settings = settings;
-  auto session = Session::CreateFromModel(model, options);
+  const std::string bytes = given == Given::kBytes ? model.SerializeAsString() : std::string();
+  auto session = given == Given::kBytes ? Session::CreateFromBytes(bytes.data(), bytes.size(), options)
+                                        : Session::CreateFromModel(model, options);
   EXPECT_TRUE(session.ok()) << session.message();
   if (!session.ok()) return l;
   l.session = std::move(*session);
@@ -102,6 +111,24 @@ Loaded Load(const onnx::ModelProto& model, const std::string& settings) {
   l.compiled = l.session->counter("jit_compiled");
   l.from_cache = l.session->counter("jit_from_cache");
   l.from_so = l.session->counter("jit_from_so");
+  l.shapes_from_cache = l.session->counter("shapes_from_cache");
+  l.jit_kernels = l.session->counter("jit_kernels");
+  l.jit_nodes = l.session->counter("jit_nodes");
+  return l;
+}
+
+// Load with a full disk: every file write past `max_file_bytes` fails (EFBIG, as ENOSPC would).
+Loaded LoadOnFullDisk(const onnx::ModelProto& model, const std::string& settings, rlim_t max_file_bytes,
+                      Given given = Given::kProto) {
+  struct rlimit old_limit;
+  EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
+  struct rlimit small = old_limit;
+  small.rlim_cur = max_file_bytes;
+  EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Loaded l = Load(model, settings, given);
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  ::signal(SIGXFSZ, old_handler);
   return l;
 }
 
@@ -139,6 +166,14 @@ class JitCache : public ::testing::Test {
     if (!fs::exists(dir_)) return out;
     for (const auto& e : fs::directory_iterator(dir_))
       if (e.path().extension() == ".o") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<fs::path> LoadEntries() const {
+    std::vector<fs::path> out;
+    if (!fs::exists(dir_)) return out;
+    for (const auto& e : fs::directory_iterator(dir_))
+      if (e.path().filename().string().rfind("load_", 0) == 0) out.push_back(e.path());
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -336,15 +371,7 @@ TEST_F(JitCache, DiskFullWhileSavingLeavesNothingBehind) {
   const auto model = MakeModel(1);
   const auto want = WantOutputs(model);
   fs::create_directories(dir_);
-  struct rlimit old_limit;
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);  // writes past the limit fail with EFBIG instead
-  struct rlimit small = old_limit;
-  small.rlim_cur = 512;  // below any object's size
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  Loaded l = Load(model, Settings());
-  ::setrlimit(RLIMIT_FSIZE, &old_limit);
-  ::signal(SIGXFSZ, old_handler);
+  Loaded l = LoadOnFullDisk(model, Settings(), /*max_file_bytes=*/512);  // below any object's size
   EXPECT_GT(l.compiled, 0);
   EXPECT_TRUE(AnyContains(l.warnings, "cannot save"));
   ExpectSameOutputs(want, l.outputs);
@@ -441,6 +468,138 @@ TEST_F(JitCache, CreateSharedRefusesCorruptObjectsAndMissingFiles) {
   EXPECT_NE(no_toolchain.message().find("was not found"), std::string::npos) << no_toolchain.message();
   EXPECT_FALSE(fs::exists(dir_ / "jit.so"));
   ExpectCacheSound();
+}
+
+// ---- the load cache (runtime/jit/load_cache.h): the inferred types and shapes of a model ----
+
+// A second session of a model given as bytes reads the inferred types and shapes instead of
+// inferring them, and loads the same partitions with the same outputs; a model given as a
+// ModelProto has no content key and no entry.
+TEST_F(JitCache, LoadCacheServesTheSecondSessionTheSameShapes) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings());
+  EXPECT_TRUE(LoadEntries().empty()) << "a ModelProto has no content key";
+  Loaded cold = Load(model, Settings(), Given::kBytes);
+  EXPECT_EQ(cold.shapes_from_cache, 0);
+  ASSERT_EQ(LoadEntries().size(), 1u);
+  Loaded warm = Load(model, Settings(), Given::kBytes);
+  EXPECT_EQ(warm.shapes_from_cache, 1);
+  EXPECT_EQ(warm.compiled, 0);
+  EXPECT_TRUE(warm.warnings.empty()) << warm.warnings.front();
+  EXPECT_GT(cold.jit_kernels, 0);
+  EXPECT_EQ(warm.jit_kernels, cold.jit_kernels);
+  EXPECT_EQ(warm.jit_nodes, cold.jit_nodes);
+  ExpectSameOutputs(want, cold.outputs);
+  ExpectSameOutputs(want, warm.outputs);
+  // Other weights are another model; reference mode (no symbolic pass) is another entry.
+  Loaded other = Load(MakeModel(2), Settings(), Given::kBytes);
+  EXPECT_EQ(other.shapes_from_cache, 0);
+  Loaded reference = Load(model, Settings("nuphar_execution_mode:reference"), Given::kBytes);
+  EXPECT_EQ(reference.shapes_from_cache, 0);
+  ExpectSameOutputs(want, reference.outputs);
+  EXPECT_EQ(LoadEntries().size(), 3u);
+  EXPECT_EQ(Load(model, Settings("nuphar_execution_mode:reference"), Given::kBytes).shapes_from_cache, 1);
+  ExpectCacheSound();
+}
+
+// Session::Create from a file keys the entry by the file's bytes; weights in a side file leave
+// the model without a content key.
+TEST_F(JitCache, LoadCacheKeysModelFilesButNotExternalData) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  const fs::path file = root_ / "model.onnx";
+  ASSERT_TRUE(SaveModel(model, file.string()).ok());
+  auto load_file = [&](const fs::path& path) {
+    SessionOptions options;
+    options.settings = Settings();
+    auto session = Session::Create(path.string(), options);
+    EXPECT_TRUE(session.ok()) << session.message();
+    if (!session.ok()) return int64_t{-1};
+    auto out = (*session)->Run(Inputs(model));
+    EXPECT_TRUE(out.ok());
+    if (out.ok()) ExpectSameOutputs(want, *out);
+    return (*session)->counter("shapes_from_cache");
+  };
+  EXPECT_EQ(load_file(file), 0);
+  EXPECT_EQ(load_file(file), 1);
+  const fs::path external = root_ / "external.onnx";
+  SaveOptions side;
+  side.save_as_external_data = true;
+  side.external_threshold_bytes = 64;
+  ASSERT_TRUE(SaveModel(model, external.string(), side).ok());
+  const size_t entries = LoadEntries().size();
+  EXPECT_EQ(load_file(external), 0);
+  EXPECT_EQ(load_file(external), 0);
+  EXPECT_EQ(LoadEntries().size(), entries);
+}
+
+// Every damaged entry is a warning naming the file and a load that infers again, with the same
+// outputs; the entry is rewritten, so the next session reads it without a warning.
+TEST_F(JitCache, LoadCacheFaultsAreWarnedAndTheEntryRewritten) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  Load(model, Settings(), Given::kBytes);
+  const auto entries = LoadEntries();
+  ASSERT_EQ(entries.size(), 1u);
+  const fs::path entry = entries[0];
+  std::string good;
+  {
+    std::ifstream in(entry, std::ios::binary);
+    good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_GT(good.size(), 200u);
+  const size_t payload = good.find('\n', good.find("\npayload ") + 1) + 1;
+  std::string garbage(good.size(), '\0');
+  std::mt19937 rng(5);
+  for (char& c : garbage) c = static_cast<char>(rng());
+  std::string other_version = good, other_key = good, flipped = good, short_count = good;
+  other_version.replace(good.find(jit::CacheVersion()), std::strlen(jit::CacheVersion()), "0.9.0");
+  other_key[good.find("xxh64:") + 6] ^= 1;
+  flipped[payload + 5] ^= 0x40;
+  const struct {
+    const char* fault;
+    std::string bytes;
+    const char* reason;
+  } cases[] = {
+      {"truncated", good.substr(0, good.size() - 7), "its payload has"},
+      {"garbage", garbage, "not a load cache file"},
+      {"empty", "", "not a load cache file"},
+      {"another version", other_version, "cache version 0.9.0"},
+      {"another model", other_key, "another model"},
+      {"a changed payload byte", flipped, "content hash"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.fault);
+    { std::ofstream(entry, std::ios::binary | std::ios::trunc) << c.bytes; }
+    Loaded l = Load(model, Settings(), Given::kBytes);
+    EXPECT_EQ(l.shapes_from_cache, 0);
+    EXPECT_TRUE(AnyContains(l.warnings, entry.filename().string()));
+    EXPECT_TRUE(AnyContains(l.warnings, c.reason)) << (l.warnings.empty() ? "" : l.warnings.front());
+    ExpectSameOutputs(want, l.outputs);
+    Loaded again = Load(model, Settings(), Given::kBytes);
+    EXPECT_EQ(again.shapes_from_cache, 1) << "the entry was rewritten";
+    EXPECT_TRUE(again.warnings.empty());
+  }
+  ExpectCacheSound();
+}
+
+TEST_F(JitCache, LoadCacheInUnwritableDirectoryOrFullDiskOnlyWarns) {
+  const auto model = MakeModel(1);
+  const auto want = WantOutputs(model);
+  { std::ofstream(root_ / "file") << "x"; }  // a path through a regular file cannot be created, even as root
+  Loaded unwritable = Load(model, "nuphar_cache_path:" + (root_ / "file" / "cache").string(), Given::kBytes);
+  EXPECT_TRUE(AnyContains(unwritable.warnings, "cannot create"));
+  ExpectSameOutputs(want, unwritable.outputs);
+  // Kernels first, so that only the entry is left to save when the disk is full.
+  Load(model, Settings());
+  Loaded full = LoadOnFullDisk(model, Settings(), /*max_file_bytes=*/64, Given::kBytes);  // below any entry's size
+  EXPECT_TRUE(AnyContains(full.warnings, "cannot save"));
+  ExpectSameOutputs(want, full.outputs);
+  EXPECT_TRUE(LoadEntries().empty());
+  ExpectCacheSound();
+  EXPECT_EQ(Load(model, Settings(), Given::kBytes).shapes_from_cache, 0);
+  EXPECT_EQ(Load(model, Settings(), Given::kBytes).shapes_from_cache, 1);
 }
 
 // The child side of the next test: loads the model file named by the environment into the
