@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -254,7 +255,31 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
 // The symbols' stand-in values of one variant (two variants tell baked numbers from arguments).
 // With `every_dim`, static dims stand for symbols too (one per distinct value, so dims that are
 // equal stay equal): the numbers then baked are the ones no dim changes (unit strides, zeros).
+//
+// Variants 0 and 1 take large values (so clamps behave as for long dims), but never so large that
+// a probed shape's element count passes 2^50: the plan multiplies dims, strides and offsets in
+// int64, and four symbols at 100003 overflowed it (UBSan, in CI). The headroom above 2^50 covers
+// the plan's sums (Concat offsets) and its stride-by-step products of small steps.
+int64_t ProbeCeiling(std::span<const MoveOperand> inputs, bool every_dim) {
+  double ceiling = 100003.0;
+  for (const MoveOperand& in : inputs) {
+    double fixed = 1.0;
+    int substituted = 0;
+    for (int64_t d : in.dims) {
+      if (d >= 0 && !every_dim) fixed *= static_cast<double>(std::max<int64_t>(d, 1));
+      else ++substituted;
+    }
+    if (substituted == 0) continue;
+    const double room = std::max(std::ldexp(1.0, 50) / fixed, 1.0);
+    ceiling = std::min(ceiling, std::pow(room, 1.0 / substituted));
+  }
+  return static_cast<int64_t>(ceiling);
+}
+
 std::vector<std::vector<int64_t>> Substitute(std::span<const MoveOperand> inputs, int variant, bool every_dim) {
+  // Variant 0 near the ceiling's half, variant 1 near all of it; at least 3 and 5 (distinct from
+  // variants 2 and 3's small values once the per-symbol offsets are added).
+  const int64_t half = std::max<int64_t>(ProbeCeiling(inputs, every_dim) / 2, 3);
   std::map<std::string, int64_t> symbols;
   std::vector<std::vector<int64_t>> shapes;
   int unnamed = 0;
@@ -269,7 +294,7 @@ std::vector<std::vector<int64_t>> Substitute(std::span<const MoveOperand> inputs
       auto it = symbols.find(name);
       if (it == symbols.end()) {
         const int64_t i = static_cast<int64_t>(symbols.size());
-        const int64_t value = variant == 0 ? 100003 + 7 * i : variant == 1 ? 200017 + 13 * i : variant == 2 ? 2 + i : 1;
+        const int64_t value = variant == 0 ? half + 7 * i : variant == 1 ? 2 * half + 11 + 13 * i : variant == 2 ? 2 + i : 1;
         it = symbols.emplace(name, value).first;
       }
       s[k] = it->second;
