@@ -326,6 +326,12 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
     if (node.input(i).empty()) return Diag::Msg("an empty input");
     if (!in.has_shape) return Diag::Msg("input '" + node.input(i) + "' has no declared shape");
     if (in.dims.size() > kMaxMoveRank) return Diag::Msg("rank above 16");
+    // The load-time plan multiplies declared dims in int64; a declared shape no tensor can have
+    // (fuzz_session_create: a static dim of 2^63 - 1) would overflow it.
+    double elements = 1.0;
+    for (int64_t d : in.dims) elements *= static_cast<double>(std::max<int64_t>(d, 1));
+    if (elements > std::ldexp(1.0, 50))
+      return Diag::Msg("input '" + node.input(i) + "' is declared with more than 2^50 elements");
   }
   const DType data = inputs[0].dtype;
   if (!metadata) {

@@ -7,6 +7,8 @@
 // proves each Run took the generated code (its report counts the runs it checked).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -457,6 +459,25 @@ TEST(JitDataMove, IdenticalKernelsShareOneFunction) {
   EXPECT_EQ(jit->counter("jit_shared_kernels"), 1);
   auto out = jit->Run({{"x", Values(DType::kFloat, {3, 5}, 24)}, {"w", Values(DType::kFloat, {3, 5}, 25)}});
   ASSERT_TRUE(out.ok()) << out.message();
+}
+
+// A declared shape no tensor can have (fuzz_session_create: a static dim of 2^63 - 1) is refused
+// before the load-time plan multiplies its dims; the session still loads.
+TEST(JitDataMove, ImpossibleDeclaredShapeIsRefused) {
+  onnx::GraphProto g;
+  g.set_name("main");
+  const int64_t huge = std::numeric_limits<int64_t>::max();
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{4}, huge});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {huge, int64_t{4}});
+  AddNode(g, "Transpose", {"x"}, {"y"}, "transpose");
+  DiagnosticCapture capture;
+  auto s = Open(MakeModel(g, 13), "nuphar_dump_partition:on");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->counter("jit_nodes"), 0);
+  std::string err;
+  for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
+  EXPECT_NE(err.find("'transpose' (Transpose): input 'x' is declared with more than 2^50 elements"), std::string::npos)
+      << err;
 }
 
 TEST(JitDataMove, DumpListsThePartitionAndWhatItRefuses) {
