@@ -81,8 +81,8 @@ bool PlanView(const DataMoveIR& ir, const MoveParams& p, std::span<const int64_t
         infer_at = static_cast<int64_t>(i);
       } else if (d < 0) {
         return false;
-      } else {
-        known *= d;
+      } else if (__builtin_mul_overflow(known, d, &known)) {
+        return false;  // a target no tensor can have (model-given numbers: fuzz_session_create)
       }
       out[i] = d;
     }
