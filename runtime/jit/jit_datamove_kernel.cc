@@ -172,13 +172,7 @@ Expected<std::unique_ptr<OpKernel>> JitDataMoveKernel::Create(const NodeInfo& no
   const std::string text = k->ir_.ToText();
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = EmitDataMoveKernel(k->ir_, kKernelEntry, *context);
-  std::function<void(const std::string&)> dump_lower;
-  if (!node.setting("codegen_dump_lower").empty())
-    dump_lower = [nodes = k->nodes_, text](const std::string& name) {
-      ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
-    };
-  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueCompile(node, std::move(context), std::move(module), dump_lower));
-  node.AddCounter("jit_kernels", 1);
+  NUPHAR_ASSIGN_OR_RETURN(k->code_, QueueKernelCompile(node, std::move(context), std::move(module), k->nodes_, text));
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 

@@ -100,17 +100,25 @@ Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo&
   return std::unique_ptr<OpKernel>(std::move(k));
 }
 
-Expected<std::shared_ptr<KernelCode>> QueuePartitionCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
-                                                            std::unique_ptr<llvm::Module> module, std::string ir_text,
-                                                            PartitionFallback& fallback) {
+Expected<std::shared_ptr<KernelCode>> QueueKernelCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                         std::unique_ptr<llvm::Module> module, const std::string& nodes,
+                                                         std::string ir_text) {
   std::function<void(const std::string&)> dump_lower;
   if (!node.setting("codegen_dump_lower").empty())
-    dump_lower = [nodes = fallback.nodes(), text = std::move(ir_text)](const std::string& name) {
+    dump_lower = [nodes, text = std::move(ir_text)](const std::string& name) {
       ReportDiagnostic(Severity::kNote, "codegen_dump_lower: " + name + " (" + nodes + ")\n" + text);
     };
   NUPHAR_ASSIGN_OR_RETURN(auto code, QueueCompile(node, std::move(context), std::move(module), dump_lower));
-  fallback.set_kernel_name(code->name);
   node.AddCounter("jit_kernels", 1);
+  return code;
+}
+
+Expected<std::shared_ptr<KernelCode>> QueuePartitionCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                            std::unique_ptr<llvm::Module> module, std::string ir_text,
+                                                            PartitionFallback& fallback) {
+  NUPHAR_ASSIGN_OR_RETURN(auto code, QueueKernelCompile(node, std::move(context), std::move(module), fallback.nodes(),
+                                                        std::move(ir_text)));
+  fallback.set_kernel_name(code->name);
   return code;
 }
 

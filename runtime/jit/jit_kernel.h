@@ -43,9 +43,13 @@ Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::un
                                                    std::unique_ptr<llvm::Module> module,
                                                    std::function<void(const std::string& name)> done = nullptr);
 
-/// QueueCompile for a partition kernel: with the codegen_dump_lower report (the kernel IR text
-/// `ir_text` under the body's nodes), the fallback's compare reports named after the code, and
-/// the session's jit_kernels counted.
+/// QueueCompile for a generated kernel of the model nodes `nodes`: with the codegen_dump_lower
+/// report (the kernel IR text `ir_text` under `nodes`), and the session's jit_kernels counted.
+Expected<std::shared_ptr<KernelCode>> QueueKernelCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
+                                                         std::unique_ptr<llvm::Module> module, const std::string& nodes,
+                                                         std::string ir_text);
+/// QueueKernelCompile for a partition kernel with a fallback (the dump under the body's nodes),
+/// and the fallback's compare reports named after the code.
 Expected<std::shared_ptr<KernelCode>> QueuePartitionCompile(const NodeInfo& node, std::unique_ptr<llvm::LLVMContext> context,
                                                             std::unique_ptr<llvm::Module> module, std::string ir_text,
                                                             PartitionFallback& fallback);
