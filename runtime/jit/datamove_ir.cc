@@ -40,6 +40,8 @@ bool IsViewOp(const std::string& op) {
 
 }  // namespace
 
+bool IsDataMoveView(const std::string& op) { return IsViewOp(op); }
+
 bool HasDataMoveGenerator(const std::string& op) {
   return IsViewOp(op) || op == "Cast" || op == "Transpose" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Pad" ||
          op == "Shape" || op == "Size";

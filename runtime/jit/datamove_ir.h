@@ -116,6 +116,8 @@ struct DataMoveIR {
 
 /// Whether the family has a generator for this op type (ONNX domain).
 bool HasDataMoveGenerator(const std::string& op_type);
+/// Whether this op type is always a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity).
+bool IsDataMoveView(const std::string& op_type);
 
 /// The IR of `node` (ONNX domain, default-domain opset `opset`) with its inputs as known at
 /// load; an error says why the node cannot be generated (the partition dump prints it).

@@ -22,6 +22,7 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_datamove_kernel.h"
+#include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_engine.h"
 #include "runtime/jit/jit_reduce_kernel.h"
 #include "runtime/jit/jit_runtime_abi.h"
@@ -229,6 +230,7 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
 void RegisterJitKernels(KernelRegistry& registry) {
   registry.Add(kFusedDomain, kJitKernelOp, CreateJitKernel);
   RegisterJitScanKernel(registry);
+  registry.Add(kFusedDomain, kJitIfOp, CreateJitIfKernel);
 }
 
 }  // namespace nuphar::jit
