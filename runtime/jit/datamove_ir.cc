@@ -53,6 +53,8 @@ std::string DataMoveIR::ToText() const {
   if (index_bytes) s += " index " + std::to_string(index_bytes) + "B";
   if (cast_from != DType::kUndefined)
     s += std::string(" cast ") + DTypeName(cast_from) + " -> " + DTypeName(cast_to);
+  if (pad_reflect) s += " reflect";
+  if (pad_edge) s += " edge";
   if (has_fill) s += " fill 0x" + [&] {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(fill));
@@ -176,7 +178,10 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
   if (op == "Pad") {
     ir.op = MoveOp::kPad;
     if (opset < 2) return *why = "Pad-1", false;
-    if (AttrString(node, "mode", "constant") != "constant") return *why = "mode is not constant", false;
+    const std::string mode = AttrString(node, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge") return *why = "mode " + mode, false;
+    ir.pad_reflect = mode == "reflect";
+    ir.pad_edge = mode == "edge";
     const DType t = inputs[0].dtype;
     if (opset < 11) {
       ir.pads = AttrInts(node, "pads").value_or(std::vector<int64_t>{});
@@ -195,7 +200,9 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
       if (HasInput(node, 3)) return *why = "Pad-18 axes", false;
     }
     if (static_cast<int64_t>(ir.pads.size()) != 2 * rank) return *why = "pads do not match the input rank", false;
-    ir.has_fill = true;
+    ir.has_fill = mode == "constant";
+    if (!ir.has_fill && std::any_of(ir.pads.begin(), ir.pads.end(), [](int64_t p) { return p < 0; }))
+      return *why = "negative pads with mode " + mode, false;
     return true;
   }
   if (op == "Shape") {
@@ -355,7 +362,15 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   switch (ir.op) {
     case MoveOp::kTranspose:
     case MoveOp::kSlice:
-    case MoveOp::kPad: ir.pieces.push_back({0, rank, -1, -1}); break;
+    case MoveOp::kPad:
+      if (ir.has_fill) {
+        ir.pieces.push_back({0, rank, -1, -1});
+        break;
+      }
+      // Reflect, edge: the pieces PadRegionPieces counts (datamove_plan.cc writes them in order).
+      if (PadRegionPieces(ir.pads) > 64) return Diag::Msg("more than 64 pad regions");
+      for (int64_t i = 0; i < PadRegionPieces(ir.pads); ++i) ir.pieces.push_back({0, rank, -1, -1});
+      break;
     case MoveOp::kCast: ir.pieces.push_back({0, 1, -1, -1}); break;
     case MoveOp::kConcat:
       for (int i = 0; i < ir.num_operands; ++i) ir.pieces.push_back({i, 2, -1, -1});

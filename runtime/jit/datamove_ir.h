@@ -10,7 +10,10 @@
 //   Transpose, Slice  one piece, one loop per dim (Slice: strides times steps, negative too)
 //   Concat            one piece per input: [outer, axis dim * inner] into the output's window
 //   Gather            [outer, indices (the source offset read from the index operand), inner]
-//   Pad               fill the whole output with the constant, then one piece into the interior
+//   Pad               fill the whole output with the constant, then one piece into the interior;
+//                     reflect and edge: one piece per combination of each padded axis's regions
+//                     (before, interior, after): a region before or after reads the input
+//                     backwards from its mirror position (reflect) or with stride 0 (edge)
 //   Shape, Size       no piece: the output's int64 values
 //   Cast              one flat loop converting each element (a Cast to the same type is a view)
 // Elements are moved as unsigned integers of their width (1, 2, 4, 8 bytes), so one kernel
@@ -81,6 +84,7 @@ struct DataMoveIR {
   int elem_bytes = 0;   ///< of the moved elements (8 for Shape and Size)
   int index_bytes = 0;  ///< Gather: 4 (int32) or 8 (int64)
   uint64_t fill = 0;    ///< Pad: the constant's bytes
+  bool pad_reflect = false, pad_edge = false;  ///< Pad: mode reflect or edge (else constant)
   DType cast_from = DType::kUndefined, cast_to = DType::kUndefined;  ///< Cast: the conversion
   int num_operands = 0;
   int out_rank = 0;
@@ -123,6 +127,10 @@ bool IsDataMoveView(const std::string& op_type);
 /// load; an error says why the node cannot be generated (the partition dump prints it).
 Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std::span<const MoveOperand> inputs,
                                      DType output_dtype);
+
+/// Pad reflect/edge: how many pieces `pads` (2 * rank, none negative) makes: the product over the
+/// axes of 1 (interior) + 1 per side padded; 2^62 when that passes it.
+int64_t PadRegionPieces(std::span<const int64_t> pads);
 
 /// The values of a call's computed parameters (DataMoveIR::param_operands), defaulted as the
 /// reference defaults them (Slice: axes 0..n-1, steps 1).

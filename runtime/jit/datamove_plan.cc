@@ -216,6 +216,49 @@ bool PlanGather(const DataMoveIR& ir, std::span<const int64_t> data, std::span<c
 }
 
 // Constant padding (negative pads crop): fill the output, then copy the kept part of the input.
+// Pad reflect/edge: one piece per combination of regions (interior, then before, then after,
+// for the padded sides only), the first axis's region varying slowest. A region before the
+// interior of size b reads positions b, b-1, ..., 1 (reflect) or 0 (edge); one after it of size e
+// reads n-2, n-3, ... (reflect) or n-1 (edge). A reflection longer than the dim (the reference
+// repeats it) or an empty dim is no plan: the reference runs.
+bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> x, const int64_t* strides, const int64_t* out_strides,
+                    NumberWriter& w) {
+  const size_t rank = x.size();
+  struct Region {
+    int64_t size, src, src_stride, dst;
+  };
+  Region regions[kMaxMoveRank][3];
+  int count[kMaxMoveRank];
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t n = x[k], before = ir.pads[k], after = ir.pads[k + rank];
+    if ((before > 0 || after > 0) && (n < 1 || (ir.pad_reflect && (before > n - 1 || after > n - 1)))) return false;
+    const int64_t back = ir.pad_reflect ? -strides[k] : 0;
+    count[k] = 0;
+    regions[k][count[k]++] = {n, 0, strides[k], before};
+    if (before > 0) regions[k][count[k]++] = {before, ir.pad_reflect ? before : 0, back, 0};
+    if (after > 0) regions[k][count[k]++] = {after, ir.pad_reflect ? n - 2 : n - 1, back, before + n};
+  }
+  const int64_t pieces = PadRegionPieces(ir.pads);
+  for (int64_t p = 0; p < pieces; ++p) {
+    const Region* chosen[kMaxMoveRank];
+    int64_t rest = p, src = 0, dst = 0;
+    bool empty = false;
+    for (size_t k = rank; k-- > 0;) {
+      chosen[k] = &regions[k][rest % count[k]];
+      rest /= count[k];
+      src += chosen[k]->src * strides[k];
+      dst += chosen[k]->dst * out_strides[k];
+      empty |= chosen[k]->size == 0;
+    }
+    w.Put(empty ? 0 : src);
+    w.Put(empty ? 0 : dst);
+    const size_t first = w.n;
+    for (size_t k = 0; k < rank; ++k) w.Loop(empty ? 0 : chosen[k]->size, chosen[k]->src_stride, out_strides[k]);
+    MergeLoops(w.out + first, static_cast<int>(rank));
+  }
+  return true;
+}
+
 bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
   const size_t rank = x.size();
   if (ir.pads.size() != 2 * rank) return false;
@@ -226,6 +269,7 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
     if (out[k] < 0) return false;
   }
   Strides(std::span<const int64_t>(out, rank), out_strides);
+  if (!ir.has_fill) return PlanPadRegions(ir, x, strides, out_strides, w);
   w.Put(DimProduct(std::span<const int64_t>(out, rank), 0, rank));
   int64_t src = 0, dst = 0;
   int64_t kept[kMaxMoveRank];
@@ -246,6 +290,16 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
 }
 
 }  // namespace
+
+int64_t PadRegionPieces(std::span<const int64_t> pads) {
+  const size_t rank = pads.size() / 2;
+  int64_t pieces = 1;
+  for (size_t k = 0; k < rank; ++k) {
+    pieces *= 1 + (pads[k] > 0) + (pads[k + rank] > 0);
+    if (pieces > (int64_t{1} << 60)) return int64_t{1} << 62;
+  }
+  return pieces;
+}
 
 bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>> shapes, int64_t* numbers,
                   int64_t* out_shape, const MoveParams* computed) {
