@@ -16,6 +16,9 @@
 //                     backwards from its mirror position (reflect) or with stride 0 (edge)
 //   Shape, Size       no piece: the output's int64 values
 //   Cast              one flat loop converting each element (a Cast to the same type is a view)
+//   ScatterND         the data as one flat loop, then the updates into the window their constant
+//                     indices address: a box (each index dim walks one data axis by 1, or is 1),
+//                     which is what a PyTorch slice assignment exports
 // Elements are moved as unsigned integers of their width (1, 2, 4, 8 bytes), so one kernel
 // serves float, int64, int32, uint8 or bool alike.
 //
@@ -47,7 +50,7 @@ class Tensor;
 
 namespace nuphar::jit {
 
-enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast };
+enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast, kScatter };
 /// What a view computes its output shape like.
 enum class ViewKind : uint8_t { kSame, kFlatten, kReshape, kSqueeze, kUnsqueeze };
 
@@ -94,6 +97,9 @@ struct DataMoveIR {
   int64_t axis = 0;                                ///< Concat, Gather, Flatten
   std::vector<int64_t> pads;                       ///< Pad: 2 * rank
   std::vector<int64_t> target;                     ///< Reshape's shape
+  /// ScatterND: the box's first index (k values), and per index dim (the indices' dims but the
+  /// last) its size and the data axis it walks (-1 for a dim of 1).
+  std::vector<int64_t> scatter_base, scatter_dims, scatter_axes;
   bool allowzero = false;
   /// Slice (starts, ends, axes, steps) or Reshape (shape, in slot 0) parameters that are computed:
   /// the operand each is read from per call, -1 when absent or a constant held above. Their plan

@@ -289,6 +289,45 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
   return true;
 }
 
+// ScatterND (a box of constant indices, datamove_ir.h): the data copied whole, then the updates
+// into the box's window. The updates must be the indices' dims followed by the data's dims past
+// the tuple length, and the box within the data (else the reference runs and reports it).
+bool PlanScatter(const DataMoveIR& ir, std::span<const int64_t> data, std::span<const int64_t> updates, NumberWriter& w,
+                 int64_t* out) {
+  const size_t rank = data.size(), k = ir.scatter_base.size(), q = ir.scatter_dims.size();
+  if (k > rank || updates.size() != q + rank - k) return false;
+  for (size_t t = 0; t < q; ++t)
+    if (updates[t] != ir.scatter_dims[t]) return false;
+  for (size_t j = k; j < rank; ++j)
+    if (updates[q + j - k] != data[j]) return false;
+  int64_t strides[kMaxMoveRank], update_strides[kMaxMoveRank];
+  Strides(data, strides);
+  Strides(updates, update_strides);
+  int64_t dst = 0;
+  for (size_t a = 0; a < k; ++a) {
+    if (ir.scatter_base[a] >= data[a]) return false;
+    dst += ir.scatter_base[a] * strides[a];
+  }
+  for (size_t t = 0; t < q; ++t)
+    if (ir.scatter_axes[t] >= 0 && ir.scatter_base[static_cast<size_t>(ir.scatter_axes[t])] + ir.scatter_dims[t] >
+                                       data[static_cast<size_t>(ir.scatter_axes[t])])
+      return false;
+  std::copy(data.begin(), data.end(), out);
+  const int64_t size = DimProduct(data, 0, rank);
+  w.Put(0);
+  w.Put(0);
+  w.Loop(size, 1, 1);
+  const bool empty = size == 0 || DimProduct(updates, 0, updates.size()) == 0;
+  w.Put(0);
+  w.Put(empty ? 0 : dst);
+  for (size_t t = 0; t < q; ++t)
+    w.Loop(empty ? 0 : ir.scatter_dims[t], update_strides[t], ir.scatter_axes[t] >= 0 ? strides[ir.scatter_axes[t]] : 0);
+  for (size_t j = k; j < rank; ++j) w.Loop(empty ? 0 : data[j], update_strides[q + j - k], strides[j]);
+  // Not merged: whether the window's rows are contiguous depends on the data's dims (a window
+  // spanning a whole symbolic axis merges at that size only), which a baked loop size cannot follow.
+  return true;
+}
+
 }  // namespace
 
 int64_t PadRegionPieces(std::span<const int64_t> pads) {
@@ -319,6 +358,7 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
     case MoveOp::kConcat: ok = PlanConcat(ir, shapes, w, out_shape); break;
     case MoveOp::kGather: ok = PlanGather(ir, shapes[0], shapes[1], w, out_shape); break;
     case MoveOp::kPad: ok = PlanPad(ir, shapes[0], w, out_shape); break;
+    case MoveOp::kScatter: ok = PlanScatter(ir, shapes[0], shapes[1], w, out_shape); break;
     case MoveOp::kShape: {
       const int64_t rank = static_cast<int64_t>(shapes[0].size());
       auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };

@@ -224,7 +224,7 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
   // The element types the code was generated for (of the data operands: computed parameters
   // follow them).
   const bool metadata = op_ == MoveOp::kShape || op_ == MoveOp::kSize;
-  const size_t data_operands = op_ == MoveOp::kConcat ? count : op_ == MoveOp::kGather ? 2 : 1;
+  const size_t data_operands = op_ == MoveOp::kConcat || op_ == MoveOp::kScatter ? count : op_ == MoveOp::kGather ? 2 : 1;
   for (size_t i = 0; i < data_operands && !metadata; ++i) {
     const bool index = op_ == MoveOp::kGather && i == 1;
     const DType t = operands[i]->dtype();

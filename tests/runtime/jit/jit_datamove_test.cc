@@ -302,6 +302,15 @@ TEST(JitDataMove, PadConstantWithValueAndNegativePads) {
   }
 }
 
+// ExpectGeneratedIdentical on every tier the host runs (`every_tier`), else on the host's.
+void ExpectGeneratedIdenticalOnTiers(const onnx::ModelProto& model, const std::vector<NamedTensors>& feeds, bool every_tier) {
+  if (!every_tier) return ExpectGeneratedIdentical(model, feeds);
+  for (const char* tier : {"avx2", "avxvnni", "avx512", "avx512vnni"}) {
+    SCOPED_TRACE(tier);
+    ExpectGeneratedIdentical(model, feeds, false, std::string("nuphar_codegen_target:") + tier);
+  }
+}
+
 // Reflect and edge: one piece per combination of padded regions (two axes padded: 6 pieces),
 // negative strides (reflect) and stride 0 (edge), symbolic T, every tier.
 TEST(JitDataMove, PadReflectAndEdgeOnEveryTier) {
@@ -314,14 +323,7 @@ TEST(JitDataMove, PadReflectAndEdgeOnEveryTier) {
         AddInitializer(m.g, "pads", Ints(pads));
         const auto model = m.Model(t, {std::string("a"), std::string("b"), std::string("c")});
         const std::vector<NamedTensors> feeds = {{{"x", Values(t, {2, 5, 4}, 17)}}, {{"x", Values(t, {2, 4, 4}, 18)}}};
-        if (t != DType::kFloat) {
-          ExpectGeneratedIdentical(model, feeds);
-          continue;
-        }
-        for (const char* tier : {"avx2", "avxvnni", "avx512", "avx512vnni"}) {
-          SCOPED_TRACE(tier);
-          ExpectGeneratedIdentical(model, feeds, false, std::string("nuphar_codegen_target:") + tier);
-        }
+        ExpectGeneratedIdenticalOnTiers(model, feeds, t == DType::kFloat);
       }
 }
 
@@ -351,6 +353,76 @@ TEST(JitDataMove, PadReflectLongerThanTheDimFallsBackToTheReference) {
       EXPECT_EQ(std::memcmp((*a)[0].raw(), (*b)[0].raw(), (*a)[0].bytes()), 0);
     }
   }
+}
+
+// ScatterND indices that form a box (a PyTorch slice assignment): a row of the first axis under a
+// symbolic dim (gtcrn's cache updates), and every element of a window (its [1, 16, k, 33, 4]
+// indices), on every tier.
+Tensor BoxIndices(const std::vector<int64_t>& base, const std::vector<int64_t>& dims, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> v;
+  int64_t tuples = 1;
+  for (int64_t d : dims) tuples *= d;
+  for (int64_t p = 0; p < tuples; ++p) {
+    std::vector<int64_t> tuple = base;
+    int64_t rest = p;
+    for (size_t t = dims.size(); t-- > 0;) {
+      if (axes[t] >= 0) tuple[static_cast<size_t>(axes[t])] += rest % dims[t];
+      rest /= dims[t];
+    }
+    v.insert(v.end(), tuple.begin(), tuple.end());
+  }
+  std::vector<int64_t> shape = dims;
+  shape.push_back(static_cast<int64_t>(base.size()));
+  return Tensor::FromVector<int64_t>(shape, v);
+}
+
+onnx::ModelProto ScatterModel(DType t, const std::vector<Dim>& data, const Tensor& indices, const std::vector<Dim>& updates) {
+  OneNode m("ScatterND", t, data, {"indices", "updates"});
+  AddInitializer(m.g, "indices", indices);
+  *m.g.add_input() = MakeValueInfo("updates", t, updates);
+  return m.Model(t, data);
+}
+
+TEST(JitDataMove, ScatterNDOfABoxOnEveryTier) {
+  for (DType t : {DType::kFloat, DType::kInt64}) {
+    SCOPED_TRACE(DTypeName(t));
+    const auto row = ScatterModel(t, {int64_t{3}, std::string("T"), int64_t{4}}, Ints({1}).Reshaped({1, 1}),
+                                  {int64_t{1}, std::string("T"), int64_t{4}});
+    ExpectGeneratedIdentical(row, {{{"x", Values(t, {3, 5, 4}, 30)}, {"updates", Values(t, {1, 5, 4}, 31)}},
+                                   {{"x", Values(t, {3, 2, 4}, 32)}, {"updates", Values(t, {1, 2, 4}, 33)}}});
+    const auto window = ScatterModel(t, {int64_t{2}, int64_t{5}, std::string("W")}, BoxIndices({1, 1, 0}, {1, 3, 6}, {-1, 1, 2}),
+                                     {int64_t{1}, int64_t{3}, int64_t{6}});
+    const std::vector<NamedTensors> feeds = {{{"x", Values(t, {2, 5, 6}, 34)}, {"updates", Values(t, {1, 3, 6}, 35)}},
+                                             {{"x", Values(t, {2, 5, 6}, 36)}, {"updates", Values(t, {1, 3, 6}, 37)}}};
+    ExpectGeneratedIdenticalOnTiers(window, feeds, t == DType::kFloat);
+  }
+}
+
+// Indices that are not a box stay on the reference (the dump says why); updates that do not fit
+// the data (a symbolic W of 4 under a window of 6) fall back to the reference, which reports them.
+TEST(JitDataMove, ScatterNDOutsideABoxRunsTheReference) {
+  {
+    DiagnosticCapture capture;
+    auto s = Open(ScatterModel(DType::kFloat, {int64_t{3}, int64_t{4}}, Ints({2, 0}).Reshaped({2, 1}), {int64_t{2}, int64_t{4}}),
+                  "nuphar_dump_partition:on");
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->counter("jit_nodes"), 0);
+    std::string err;
+    for (const auto& line : capture.Texts(Severity::kNote)) err += line + "\n";
+    EXPECT_NE(err.find("'ScatterND_node' (ScatterND): indices are not a box"), std::string::npos) << err;
+  }
+  const auto model = ScatterModel(DType::kFloat, {int64_t{2}, int64_t{5}, std::string("W")},
+                                  BoxIndices({1, 1, 0}, {1, 3, 6}, {-1, 1, 2}), {int64_t{1}, int64_t{3}, int64_t{6}});
+  auto ref = Open(model, "nuphar_execution_mode:reference");
+  auto jit = Open(model, "");
+  ASSERT_TRUE(ref && jit);
+  EXPECT_EQ(jit->counter("jit_nodes"), 1);
+  const NamedTensors feeds = {{"x", Values(DType::kFloat, {2, 5, 4}, 38)}, {"updates", Values(DType::kFloat, {1, 3, 6}, 39)}};
+  auto a = ref->Run(feeds);
+  auto b = jit->Run(feeds);
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(a.message().substr(a.message().find("node '")), b.message().substr(b.message().find("node '")));
 }
 
 TEST(JitDataMove, ShapeAndSize) {
