@@ -13,6 +13,7 @@
 
 #include "graph/node_builder.h"
 #include "runtime/core/tensor.h"
+#include "runtime/core/tensor_proto.h"
 
 namespace nuphar::jit {
 namespace {
@@ -44,7 +45,7 @@ bool IsDataMoveView(const std::string& op) { return IsViewOp(op); }
 
 bool HasDataMoveGenerator(const std::string& op) {
   return IsViewOp(op) || op == "Cast" || op == "Transpose" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Pad" ||
-         op == "Shape" || op == "Size" || op == "ScatterND";
+         op == "Shape" || op == "Size" || op == "ScatterND" || op == "ConstantOfShape";
 }
 
 std::string DataMoveIR::ToText() const {
@@ -107,7 +108,7 @@ bool ComputedParameter(std::span<const MoveOperand> inputs, int i, DataMoveIR& i
     return *why = "computed parameter input " + std::to_string(i) + " is not known to be int64 or int32", false;
   if (!in.has_shape || in.dims.size() != 1 || in.dims[0] < 0 || in.dims[0] > static_cast<int64_t>(kMaxMoveRank))
     return *why = "computed parameter input " + std::to_string(i) + " has no static length", false;
-  ir.param_operands[ir.onnx_op == "Reshape" ? 0 : i - 1] = ir.num_operands++;
+  ir.param_operands[ir.onnx_op == "Reshape" || ir.onnx_op == "ConstantOfShape" ? 0 : i - 1] = ir.num_operands++;
   ir.operand_node_input.push_back(i);
   ir.computed_params = true;
   return true;
@@ -261,6 +262,24 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
     if (!inputs[1].constant) return *why = "indices are not a constant", false;
     return ReadScatterBox(*inputs[1].constant, rank, ir, why);
   }
+  if (op == "ConstantOfShape") {  // its input is computed (a constant one is folded at load)
+    ir.op = MoveOp::kFill;
+    Tensor value = Tensor::FromVector<float>({1}, {0.0f});
+    if (const auto* a = FindAttr(node, "value")) {
+      auto v = TensorFromProto(a->t());
+      if (!v) return *why = "value: " + v.message(), false;
+      value = std::move(*v);
+    }
+    if (value.size() != 1 || value.dtype() == DType::kString || DTypeSize(value.dtype()) == 0 || DTypeSize(value.dtype()) > 8)
+      return *why = "value is not one fixed-size element", false;
+    ir.fill_type = value.dtype();
+    ir.elem_bytes = static_cast<int>(DTypeSize(value.dtype()));
+    std::memcpy(&ir.fill, value.raw(), DTypeSize(value.dtype()));
+    ir.has_fill = true;
+    if (!ComputedParameter(inputs, 0, ir, why)) return false;
+    ir.target.assign(static_cast<size_t>(inputs[0].dims[0]), 0);  // its length: the output rank
+    return true;
+  }
   if (op == "Shape") {
     ir.op = MoveOp::kShape;
     ir.shape_start = AttrInt(node, "start", 0);
@@ -383,8 +402,10 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   // The operands the kernel reads: Concat's every input, Gather's data and indices, the data input
   // of the others (their other inputs are constants the IR holds).
   // ScatterND reads its data and updates (inputs 0 and 2); its indices are the IR's.
+  // ConstantOfShape reads nothing but its computed dims (ReadParameters adds them).
   const bool scatter = ir.onnx_op == "ScatterND";
-  ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" || scatter ? 2 : 1;
+  const bool fill = ir.onnx_op == "ConstantOfShape";
+  ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" || scatter ? 2 : fill ? 0 : 1;
   if (ir.num_operands > kMaxMoveOperands - 4) return Diag::Msg("more than 12 inputs");
   if (static_cast<int>(inputs.size()) < ir.num_operands + (scatter ? 1 : 0)) return Diag::Msg("missing inputs");
   for (int i = 0; i < ir.num_operands; ++i) ir.operand_node_input.push_back(scatter && i == 1 ? 2 : i);
@@ -404,7 +425,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
       return Diag::Msg("input '" + node.input(i) + "' is declared with more than 2^50 elements");
   }
   const DType data = inputs[0].dtype;
-  if (!metadata) {
+  if (!metadata && !fill) {
     if (data == DType::kUndefined || data == DType::kString || DTypeSize(data) == 0)
       return Diag::Msg("input '" + node.input(0) + "' is not known to be a fixed-size type");
     if (output_dtype != data && !cast) return Diag::Msg("output type differs from the input's");
@@ -417,6 +438,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   std::string why;
   if (!ReadParameters(node, opset, inputs, ir, &why)) return Diag::Msg(why);
   if (ir.op == MoveOp::kCast && output_dtype != ir.cast_to) return Diag::Msg("output type is not the Cast's 'to'");
+  if (ir.op == MoveOp::kFill && output_dtype != ir.fill_type) return Diag::Msg("output type is not the value's");
 
   // The structure, then the numbers of both variants.
   const int rank = static_cast<int>(inputs[0].dims.size());
@@ -469,6 +491,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
       break;
     case MoveOp::kGather: ir.out_rank = rank - 1 + static_cast<int>(inputs[1].dims.size()); break;
     case MoveOp::kShape: ir.out_rank = 1; break;
+    case MoveOp::kFill: ir.out_rank = static_cast<int>(ir.target.size()); break;
     case MoveOp::kSize: ir.out_rank = 0; break;
     default: ir.out_rank = rank; break;
   }

@@ -15,6 +15,7 @@
 //                     (before, interior, after): a region before or after reads the input
 //                     backwards from its mirror position (reflect) or with stride 0 (edge)
 //   Shape, Size       no piece: the output's int64 values
+//   ConstantOfShape   no piece: the fill of an output whose dims are its computed input's values
 //   Cast              one flat loop converting each element (a Cast to the same type is a view)
 //   ScatterND         the data as one flat loop, then the updates into the window their constant
 //                     indices address: a box (each index dim walks one data axis by 1, or is 1),
@@ -50,7 +51,7 @@ class Tensor;
 
 namespace nuphar::jit {
 
-enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast, kScatter };
+enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast, kScatter, kFill };
 /// What a view computes its output shape like.
 enum class ViewKind : uint8_t { kSame, kFlatten, kReshape, kSqueeze, kUnsqueeze };
 
@@ -89,6 +90,7 @@ struct DataMoveIR {
   uint64_t fill = 0;    ///< Pad: the constant's bytes
   bool pad_reflect = false, pad_edge = false;  ///< Pad: mode reflect or edge (else constant)
   DType cast_from = DType::kUndefined, cast_to = DType::kUndefined;  ///< Cast: the conversion
+  DType fill_type = DType::kUndefined;  ///< ConstantOfShape: the value's type (its bytes in `fill`)
   int num_operands = 0;
   int out_rank = 0;
   // The node's attributes and constant inputs, normalized (what PlanDataMove reads).
@@ -96,12 +98,12 @@ struct DataMoveIR {
   std::vector<int64_t> starts, ends, axes, steps;  ///< Slice; axes also Squeeze/Unsqueeze
   int64_t axis = 0;                                ///< Concat, Gather, Flatten
   std::vector<int64_t> pads;                       ///< Pad: 2 * rank
-  std::vector<int64_t> target;                     ///< Reshape's shape
+  std::vector<int64_t> target;                     ///< Reshape's shape; ConstantOfShape's (computed) dims
   /// ScatterND: the box's first index (k values), and per index dim (the indices' dims but the
   /// last) its size and the data axis it walks (-1 for a dim of 1).
   std::vector<int64_t> scatter_base, scatter_dims, scatter_axes;
   bool allowzero = false;
-  /// Slice (starts, ends, axes, steps) or Reshape (shape, in slot 0) parameters that are computed:
+  /// Slice (starts, ends, axes, steps) or Reshape and ConstantOfShape (shape, in slot 0) parameters that are computed:
   /// the operand each is read from per call, -1 when absent or a constant held above. Their plan
   /// numbers are all arguments.
   int param_operands[4] = {-1, -1, -1, -1};

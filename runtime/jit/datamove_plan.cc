@@ -359,6 +359,16 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
     case MoveOp::kGather: ok = PlanGather(ir, shapes[0], shapes[1], w, out_shape); break;
     case MoveOp::kPad: ok = PlanPad(ir, shapes[0], w, out_shape); break;
     case MoveOp::kScatter: ok = PlanScatter(ir, shapes[0], shapes[1], w, out_shape); break;
+    case MoveOp::kFill: {  // the dims are the computed values; a negative one is the reference's error
+      int64_t size = 1;
+      ok = params.target.size() <= kMaxMoveRank;
+      for (size_t k = 0; ok && k < params.target.size(); ++k) {
+        out_shape[k] = params.target[k];
+        ok = out_shape[k] >= 0 && !__builtin_mul_overflow(size, out_shape[k], &size) && size < (int64_t{1} << 50);
+      }
+      w.Put(size);
+      break;
+    }
     case MoveOp::kShape: {
       const int64_t rank = static_cast<int64_t>(shapes[0].size());
       auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };

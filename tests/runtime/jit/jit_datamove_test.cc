@@ -425,6 +425,36 @@ TEST(JitDataMove, ScatterNDOutsideABoxRunsTheReference) {
   EXPECT_EQ(a.message().substr(a.message().find("node '")), b.message().substr(b.message().find("node '")));
 }
 
+// ConstantOfShape of a computed shape (its input a graph input here: Silero's comes from shape
+// arithmetic): the value's type and bytes, the default float 0, empty outputs, every tier.
+TEST(JitDataMove, ConstantOfShapeFillsTheComputedShape) {
+  for (DType t : {DType::kFloat, DType::kInt64, DType::kBool, DType::kUndefined}) {
+    SCOPED_TRACE(DTypeName(t));
+    OneNode m("ConstantOfShape", DType::kInt64, {int64_t{3}});
+    const DType out = t == DType::kUndefined ? DType::kFloat : t;  // no value: float 0
+    if (t != DType::kUndefined) SetAttr(*m.node, "value", TensorToProto(Values(t, {1}, 40), "value"));
+    const auto model = m.Model(out, {std::string("a"), std::string("b"), std::string("c")});
+    ExpectGeneratedIdenticalOnTiers(model, {{{"x", Ints({2, 3, 5})}}, {{"x", Ints({1, 0, 4})}}, {{"x", Ints({4, 1, 1})}}},
+                                    t == DType::kFloat);
+  }
+}
+
+// A negative dim is no plan: the reference runs and reports it.
+TEST(JitDataMove, ConstantOfShapeOfANegativeDimIsTheReferenceError) {
+  OneNode m("ConstantOfShape", DType::kInt64, {int64_t{2}});
+  const auto model = m.Model(DType::kFloat, {std::string("a"), std::string("b")});
+  auto ref = Open(model, "nuphar_execution_mode:reference");
+  auto jit = Open(model, "");
+  ASSERT_TRUE(ref && jit);
+  EXPECT_EQ(jit->counter("jit_nodes"), 1);
+  const NamedTensors feeds = {{"x", Ints({2, -1})}};
+  auto a = ref->Run(feeds);
+  auto b = jit->Run(feeds);
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(a.message().substr(a.message().find("node '")), b.message().substr(b.message().find("node '")));
+}
+
 TEST(JitDataMove, ShapeAndSize) {
   OneNode shape("Shape", DType::kFloat, {std::string("N"), int64_t{3}, std::string("T")});
   SetAttr(*shape.node, "start", int64_t{1});
