@@ -239,9 +239,13 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
       if (t != DType::kFloat) return *why = "Pad-2 on a type other than float", false;
       std::memcpy(&ir.fill, &value, sizeof(value));
     } else {
-      auto pads = ConstantInts(inputs, 1);
-      if (!pads) return *why = "pads are not a constant", false;
-      ir.pads = std::move(*pads);
+      if (auto pads = ConstantInts(inputs, 1)) {
+        ir.pads = std::move(*pads);
+      } else {  // computed (or folded at load, after the partitioner): read per call
+        if (!ComputedParameter(inputs, 1, ir, why)) return false;
+        if (inputs[1].dims[0] != 2 * rank) return *why = "pads do not match the input rank", false;
+        ir.pads.assign(static_cast<size_t>(2 * rank), 1);  // the structure: every side may be padded
+      }
       if (HasInput(node, 2)) {
         const Tensor* v = inputs[2].constant;
         if (!v || v->dtype() != t || v->size() != 1) return *why = "constant_value is not a constant of the data type", false;

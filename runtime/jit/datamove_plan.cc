@@ -221,8 +221,8 @@ bool PlanGather(const DataMoveIR& ir, std::span<const int64_t> data, std::span<c
 // interior of size b reads positions b, b-1, ..., 1 (reflect) or 0 (edge); one after it of size e
 // reads n-2, n-3, ... (reflect) or n-1 (edge). A reflection longer than the dim (the reference
 // repeats it) or an empty dim is no plan: the reference runs.
-bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> x, const int64_t* strides, const int64_t* out_strides,
-                    NumberWriter& w) {
+bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> pads, std::span<const int64_t> x, const int64_t* strides,
+                    const int64_t* out_strides, NumberWriter& w) {
   const size_t rank = x.size();
   struct Region {
     int64_t size, src, src_stride, dst;
@@ -230,13 +230,16 @@ bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> x, const int6
   Region regions[kMaxMoveRank][3];
   int count[kMaxMoveRank];
   for (size_t k = 0; k < rank; ++k) {
-    const int64_t n = x[k], before = ir.pads[k], after = ir.pads[k + rank];
+    const int64_t n = x[k], before = pads[k], after = pads[k + rank];
+    if (before < 0 || after < 0) return false;  // computed pads: cropping is the reference's
     if ((before > 0 || after > 0) && (n < 1 || (ir.pad_reflect && (before > n - 1 || after > n - 1)))) return false;
     const int64_t back = ir.pad_reflect ? -strides[k] : 0;
     count[k] = 0;
     regions[k][count[k]++] = {n, 0, strides[k], before};
-    if (before > 0) regions[k][count[k]++] = {before, ir.pad_reflect ? before : 0, back, 0};
-    if (after > 0) regions[k][count[k]++] = {after, ir.pad_reflect ? n - 2 : n - 1, back, before + n};
+    // The IR's structure (ir.pads: its constant pads, or every side when they are computed) says
+    // which regions are pieces; a computed pad of 0 is an empty one.
+    if (ir.pads[k] > 0) regions[k][count[k]++] = {before, before > 0 && ir.pad_reflect ? before : 0, back, 0};
+    if (ir.pads[k + rank] > 0) regions[k][count[k]++] = {after, after > 0 && ir.pad_reflect ? n - 2 : after > 0 ? n - 1 : 0, back, before + n};
   }
   const int64_t pieces = PadRegionPieces(ir.pads);
   for (int64_t p = 0; p < pieces; ++p) {
@@ -259,23 +262,23 @@ bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> x, const int6
   return true;
 }
 
-bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
+bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> pads, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
   const size_t rank = x.size();
-  if (ir.pads.size() != 2 * rank) return false;
+  if (pads.size() != 2 * rank || ir.pads.size() != 2 * rank) return false;
   int64_t strides[kMaxMoveRank], out_strides[kMaxMoveRank];
   Strides(x, strides);
   for (size_t k = 0; k < rank; ++k) {
-    out[k] = x[k] + ir.pads[k] + ir.pads[k + rank];
+    out[k] = x[k] + pads[k] + pads[k + rank];
     if (out[k] < 0) return false;
   }
   Strides(std::span<const int64_t>(out, rank), out_strides);
-  if (!ir.has_fill) return PlanPadRegions(ir, x, strides, out_strides, w);
+  if (!ir.has_fill) return PlanPadRegions(ir, pads, x, strides, out_strides, w);
   w.Put(DimProduct(std::span<const int64_t>(out, rank), 0, rank));
   int64_t src = 0, dst = 0;
   int64_t kept[kMaxMoveRank];
   bool empty = false;
   for (size_t k = 0; k < rank; ++k) {
-    const int64_t begin = ir.pads[k], end = ir.pads[k + rank];
+    const int64_t begin = pads[k], end = pads[k + rank];
     kept[k] = x[k] + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0);
     if (kept[k] <= 0) empty = true;
     src += std::max<int64_t>(-begin, 0) * strides[k];
@@ -357,7 +360,7 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
     case MoveOp::kSlice: ok = PlanSlice(params, shapes[0], w, out_shape); break;
     case MoveOp::kConcat: ok = PlanConcat(ir, shapes, w, out_shape); break;
     case MoveOp::kGather: ok = PlanGather(ir, shapes[0], shapes[1], w, out_shape); break;
-    case MoveOp::kPad: ok = PlanPad(ir, shapes[0], w, out_shape); break;
+    case MoveOp::kPad: ok = PlanPad(ir, ir.computed_params ? params.target : std::span<const int64_t>(ir.pads), shapes[0], w, out_shape); break;
     case MoveOp::kScatter: ok = PlanScatter(ir, shapes[0], shapes[1], w, out_shape); break;
     case MoveOp::kFill: {  // the dims are the computed values; a negative one is the reference's error
       int64_t size = 1;

@@ -281,7 +281,7 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
 // 1); false when one is not an int64/int32 vector of at most kMaxMoveRank values.
 bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const {
   const std::vector<int64_t>* held[4] = {&ir_.starts, &ir_.ends, &ir_.axes, &ir_.steps};
-  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill) held[0] = &ir_.target;
+  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill || ir_.op == MoveOp::kPad) held[0] = &ir_.target;
   std::span<const int64_t> values[4];
   for (int k = 0; k < 4; ++k) {
     const int o = ir_.param_operands[k];
@@ -297,7 +297,7 @@ bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, Comput
       out->storage[k][i] = t->dtype() == DType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
     values[k] = std::span<const int64_t>(out->storage[k], static_cast<size_t>(t->size()));
   }
-  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill) {
+  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill || ir_.op == MoveOp::kPad) {  // one computed vector
     out->params.target = values[0];
     return true;
   }

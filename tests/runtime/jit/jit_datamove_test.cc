@@ -327,6 +327,23 @@ TEST(JitDataMove, PadReflectAndEdgeOnEveryTier) {
       }
 }
 
+// Pads computed at run time (Silero's come from shape arithmetic folded at load): every side is a
+// region of the code, empty when its pad is 0; constant mode crops with negative ones too.
+TEST(JitDataMove, PadOfComputedPadsInEveryMode) {
+  for (const char* mode : {"constant", "reflect", "edge"}) {
+    SCOPED_TRACE(mode);
+    OneNode m("Pad", DType::kFloat, {int64_t{2}, std::string("T")}, {"pads"});
+    SetAttr(*m.node, "mode", std::string(mode));
+    *m.g.add_input() = MakeValueInfo("pads", DType::kInt64, {int64_t{4}});
+    const auto model = m.Model(DType::kFloat, {std::string("a"), std::string("b")});
+    std::vector<NamedTensors> feeds = {{{"x", Values(DType::kFloat, {2, 7}, 41)}, {"pads", Ints({0, 3, 0, 2})}},
+                                       {{"x", Values(DType::kFloat, {2, 5}, 42)}, {"pads", Ints({1, 0, 1, 4})}}};
+    if (std::string(mode) == "constant")
+      feeds.push_back({{"x", Values(DType::kFloat, {2, 5}, 43)}, {"pads", Ints({0, -2, 1, 1})}});
+    ExpectGeneratedIdenticalOnTiers(model, feeds, std::string(mode) == "reflect");
+  }
+}
+
 // A reflection longer than the dim (T = 2 under a pad of 3: the reference repeats the reflection)
 // or an empty dim under edge padding is no plan: the reference runs and gives its result or error.
 TEST(JitDataMove, PadReflectLongerThanTheDimFallsBackToTheReference) {
