@@ -4,32 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
 #include "graph/tensor_data.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
+#include "tests/runtime/jit/jit_test_util.h"
 
 namespace nuphar {
 namespace {
 
 using testing::AddNode;
+using testing::Open;
 using testing::MakeModel;
 using testing::MakeValueInfo;
 using testing::SetAttr;
 
 Tensor Ints(const std::vector<int64_t>& v) { return Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v); }
-
-Tensor Floats(const std::vector<int64_t>& shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.f, 2.f);
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(rng);
-  return Tensor::FromVector<float>(shape, v);
-}
 
 // x [n, t] float. The PyTorch-export pattern:
 //   t = Gather(Shape(x), 1); target = Concat([-1], Unsqueeze(t)); r = Reshape(x, target)
@@ -78,14 +69,6 @@ onnx::ModelProto ShapeArithmeticModel() {
   return MakeModel(g, 13);
 }
 
-std::unique_ptr<Session> Open(const onnx::ModelProto& model, const std::string& settings) {
-  SessionOptions opts;
-  opts.settings = settings;
-  auto s = Session::CreateFromModel(model, opts);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return s.ok() ? std::move(*s) : nullptr;
-}
-
 void ExpectSame(const std::vector<Tensor>& a, const std::vector<Tensor>& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t o = 0; o < a.size(); ++o) {
@@ -116,7 +99,7 @@ TEST(ShapeValues, OutputsFollowEveryShapeChange) {
     ASSERT_TRUE(reuse && every);
     uint32_t seed = 1;
     for (const auto& shape : shapes) {
-      const Tensor x = Floats(shape, seed++);
+      const Tensor x = testing::Random(shape, seed++, -2.f, 2.f);
       auto a = reuse->Run({{"x", x}});
       auto b = every->Run({{"x", x}});
       ASSERT_TRUE(a.ok()) << a.message();
@@ -135,7 +118,7 @@ TEST(ShapeValues, OutputsFollowEveryShapeChange) {
 TEST(ShapeValues, AFailedRunForgetsTheShapes) {
   auto s = Open(ShapeArithmeticModel(), "");
   ASSERT_TRUE(s);
-  const Tensor good = Floats({1, 4}, 1);
+  const Tensor good = testing::Random({1, 4}, 1, -2.f, 2.f);
   ASSERT_TRUE(s->Run({{"x", good}}).ok());
   // Wrong element type: the Run fails at a kernel.
   const Tensor bad = Tensor::FromVector<int64_t>({1, 4}, {1, 2, 3, 4});
