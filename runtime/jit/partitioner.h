@@ -23,7 +23,7 @@ inline constexpr const char* kJitKernelOp = kPartitionOp;  // runtime/core/graph
 inline constexpr const char* kJitScanOp = "JitScan";
 /// An If whose branches are only views of values it reads (if_ir.h): the partitioner appends
 /// those values to its inputs and jit_if_kernel.cc runs it without a branch frame.
-inline constexpr const char* kJitIfOp = "JitIf";
+inline constexpr const char* kJitIfOp = kWholeIfOp;  // runtime/core/graph_rewrite.h
 /// Name prefix of partition bodies: the partitioner never rewrites them again.
 inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 

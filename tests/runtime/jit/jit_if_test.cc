@@ -165,6 +165,56 @@ TEST(JitIf, ShapesThatDoNotFitAViewFallBackToTheReference) {
   EXPECT_EQ(std::memcmp((*a)[1].raw(), (*b)[1].raw(), (*a)[1].bytes()), 0);
 }
 
+// A whole If on a condition the input shapes decide keeps its outputs' shapes decided (core/
+// shape_values.h walks a JitIf as the If it was): the shape arithmetic after it is skipped on a
+// Run whose input shapes repeat, as on the reference executor.
+//   y = If(Equal(Gather(Shape(x), 0), 1)) then Squeeze(x, [0]) else Identity(x)
+//   w = Add(Mul(Shape(y), 2), 0)
+TEST(JitIf, ItsOutputsShapesStayDecidedByTheInputShapes) {
+  onnx::GraphProto g;
+  g.set_name("shape_after_if");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("batch"), int64_t{4}});
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "zero");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {2}), "two");
+  AddNode(g, "Shape", {"x"}, {"x_shape"}, "shape");
+  AddNode(g, "Gather", {"x_shape", "zero"}, {"x_batch"}, "gather");
+  AddNode(g, "Equal", {"x_batch", "one"}, {"batch_is_1"}, "equal");
+  auto& squeeze_if = AddNode(g, "If", {"batch_is_1"}, {"y"}, "squeeze_if");
+  SetAttr(squeeze_if, "then_branch", Branch("then", {"y_then"}, [](onnx::GraphProto& b) {
+            AxesConstant(b, "axes_0", {0});
+            AddNode(b, "Squeeze", {"x", "axes_0"}, {"y_then"}, "squeeze_batch");
+          }));
+  SetAttr(squeeze_if, "else_branch", Branch("else", {"y_else"}, [](onnx::GraphProto& b) {
+            AddNode(b, "Identity", {"x"}, {"y_else"}, "keep_batch");
+          }));
+  AddNode(g, "Shape", {"y"}, {"y_shape"}, "shape_y");
+  AddNode(g, "Mul", {"y_shape", "two"}, {"doubled"}, "mul");
+  AddNode(g, "Add", {"doubled", "zero"}, {"w"}, "add");
+  *g.add_output() = Untyped("y", DType::kFloat);
+  *g.add_output() = Untyped("w", DType::kInt64);
+  const onnx::ModelProto model = MakeModel(g, 13);
+  auto ref = testing::Open(model, "nuphar_execution_mode:reference");
+  auto jit = testing::Open(model, "");
+  ASSERT_TRUE(ref && jit);
+  EXPECT_EQ(jit->counter("jit_whole_ifs"), 1);
+  // Shape, Gather, Equal, Shape(y), Mul (the If reads x from the graph; the Add writes an output).
+  EXPECT_EQ(ref->counter("plan_nodes_shape_decided"), 5);
+  EXPECT_EQ(jit->counter("plan_nodes_shape_decided"), 5);
+  for (int64_t batch : {1, 1, 3, 3, 1}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const NamedTensors feeds = {{"x", testing::Random({batch, 4}, static_cast<uint32_t>(batch))}};
+    auto a = ref->Run(feeds);
+    auto b = jit->Run(feeds);
+    ASSERT_TRUE(a.ok()) << a.message();
+    ASSERT_TRUE(b.ok()) << b.message();
+    for (size_t o = 0; o < 2; ++o) {
+      ASSERT_EQ((*a)[o].shape(), (*b)[o].shape()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o;
+    }
+  }
+}
+
 TEST(JitIf, DumpNamesTheWholeIfsAndTheFirstBranchNodeThatIsNotAView) {
   DiagnosticCapture capture;
   auto jit = testing::Open(NestedIfModel(), "nuphar_dump_partition:on");
