@@ -267,9 +267,13 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> pads, std::span<cons
   if (pads.size() != 2 * rank || ir.pads.size() != 2 * rank) return false;
   int64_t strides[kMaxMoveRank], out_strides[kMaxMoveRank];
   Strides(x, strides);
+  // Computed pads are any int64s a Run feeds: a size no tensor can have is the reference's error.
+  int64_t elements = 1;
   for (size_t k = 0; k < rank; ++k) {
-    out[k] = x[k] + pads[k] + pads[k + rank];
-    if (out[k] < 0) return false;
+    if (__builtin_add_overflow(x[k], pads[k], &out[k]) || __builtin_add_overflow(out[k], pads[k + rank], &out[k]) ||
+        out[k] < 0 || __builtin_mul_overflow(elements, std::max<int64_t>(out[k], 1), &elements) ||
+        elements > (int64_t{1} << 50) || pads[k] < -x[k] || pads[k + rank] < -x[k])  // a crop past the dim: the reference's
+      return false;
   }
   Strides(std::span<const int64_t>(out, rank), out_strides);
   if (!ir.has_fill) return PlanPadRegions(ir, pads, x, strides, out_strides, w);
