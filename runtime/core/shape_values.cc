@@ -198,9 +198,11 @@ class Walker {
 
 std::vector<bool> FindValueDecidedNodes(const onnx::GraphProto& graph, const std::vector<int>& order,
                                         const std::function<bool(const std::string&)>& is_constant,
-                                        const std::function<int(const std::string&)>& opset) {
+                                        const std::function<int(const std::string&)>& opset,
+                                        const std::vector<std::string>& outer_values) {
   Decided d;
   for (const auto& in : graph.input()) d.shape.insert(in.name());
+  d.shape.insert(outer_values.begin(), outer_values.end());
   std::vector<bool> decided(static_cast<size_t>(graph.node_size()), false);
   Walker walker(is_constant, opset);
   for (int idx : order) {

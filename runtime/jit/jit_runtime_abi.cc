@@ -7,6 +7,7 @@ extern "C" {
 void nuphar_jit_sigmoid_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().sigmoid_f32(x, y, n); }
 void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().tanh_f32(x, y, n); }
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().softmax_f32(x, y, n); }
+void nuphar_jit_log_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().log_f32(x, y, n); }
 }
 
 namespace nuphar::jit {
@@ -16,6 +17,7 @@ void* const* RuntimeAbiTable() {
       reinterpret_cast<void*>(&nuphar_jit_sigmoid_f32),
       reinterpret_cast<void*>(&nuphar_jit_tanh_f32),
       reinterpret_cast<void*>(&nuphar_jit_softmax_f32),
+      reinterpret_cast<void*>(&nuphar_jit_log_f32),
   };
   return table;
 }
