@@ -170,7 +170,7 @@ struct DirectCall {
 };
 
 /// How a JIT product partition (runtime/jit/jit_product_kernel.h) runs a product kernel
-/// (FusedConv, MatMul or MatMulAddBias by a constant matrix) through the generated code's C ABI:
+/// (FusedConv, ConvTranspose, MatMul or MatMulAddBias by a constant matrix) through the generated code's C ABI:
 /// the state the kernel made at load (packed weights, the constant bias and epilogue) applied to
 /// raw float buffers. Only input 0 varies; the state holds the node's other inputs (constants).
 /// `run` is the code Compute runs, so both give the same bits.

@@ -223,7 +223,7 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
   // A reduction partition (one Reduce*/Softmax/pool node, or a layer-norm chain) has its own kernel.
   if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsReducePartition(*body))
     return CreateJitReduceKernel(node);
-  // A product partition (one FusedConv / MatMul / MatMulAddBias) calls the product's core.
+  // A product partition (one FusedConv / ConvTranspose / MatMul / MatMulAddBias) calls the product's core.
   if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsProductPartition(*body))
     return CreateJitProductKernel(node);
   return JitElementwiseKernel::Create(node);

@@ -1,5 +1,5 @@
-// The kernel of a product partition node (partitioner.h): one FusedConv, MatMul by a constant
-// matrix or MatMulAddBias node, whose generated code calls the product's core through the
+// The kernel of a product partition node (partitioner.h): one FusedConv, ConvTranspose, MatMul by a
+// constant matrix or MatMulAddBias node, whose generated code calls the product's core through the
 // runtime ABI (product_ir.h) with the state its reference kernel made at load.
 #pragma once
 

@@ -16,7 +16,7 @@ std::string ProductIR::ToText() const {
 
 bool HasProductGenerator(const std::string& domain, const std::string& op_type) {
   if (domain == kFusedDomain) return op_type == kFusedConvOp || op_type == kMatMulAddBiasOp;
-  return (domain.empty() || domain == "ai.onnx") && op_type == "MatMul";
+  return (domain.empty() || domain == "ai.onnx") && (op_type == "MatMul" || op_type == "ConvTranspose");
 }
 
 Expected<ProductIR> BuildProductIR(const onnx::NodeProto& node, int64_t rank) {

@@ -1,5 +1,6 @@
 // Kernel IR of a product partition (spec runtime.md §8.1: products are partition anchors): one
-// FusedConv, MatMul by a constant float [K, N] matrix or MatMulAddBias node, whose generated
+// FusedConv, ConvTranspose, MatMul by a constant float [K, N] matrix or MatMulAddBias node (its
+// other inputs constants), whose generated
 // entry function calls the product's core through the runtime ABI (jit_runtime_abi.h
 // nuphar_jit_product_f32) with the state the reference kernel made at load: its weights packed
 // once, its constant bias and epilogue. Nothing is packed or copied again.
@@ -10,9 +11,10 @@
 // output_shape) and the kernel runs the reference when they do not fit.
 //
 // # Epilogue
-// FusedConv's bias and epilogue steps and MatMulAddBias's bias stay inside the called core:
-// they run on each panel of the product while it is in L1 (conv/driver.cc) or in the packed
-// GEMM's store (nn_matmul.cc); a second pass in generated code would read the output again.
+// FusedConv's bias and epilogue steps, ConvTranspose's bias and MatMulAddBias's bias stay inside
+// the called core: they run on each panel of the product while it is in L1 (conv/driver.cc), as
+// the fill col2im adds onto (nn_conv.cc) or in the packed GEMM's store (nn_matmul.cc); a second
+// pass in generated code would read the output again.
 // Results are therefore the reference kernel's own bits.
 #pragma once
 
@@ -29,7 +31,7 @@ class NodeProto;
 namespace nuphar::jit {
 
 struct ProductIR {
-  std::string op;     ///< FusedConv, MatMul or MatMulAddBias
+  std::string op;     ///< FusedConv, ConvTranspose, MatMul or MatMulAddBias
   int64_t rank = 0;   ///< input 0's declared rank
   std::string node;   ///< the ONNX node (dumps, reports)
 

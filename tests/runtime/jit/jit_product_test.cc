@@ -1,5 +1,5 @@
 // Product partitions (runtime/jit/product_ir.h) against the reference executor: FusedConv (1-D,
-// 2-D, depthwise, strided, with the activation the fusion absorbs), MatMul by a constant matrix
+// 2-D, depthwise, strided, with a Relu epilogue step), ConvTranspose (strided, 1x1, grouped), MatMul by a constant matrix
 // (one row: the packed GEMV; several: the GEMM) and MatMulAddBias, with symbolic dims resolved
 // per call, on every codegen tier and on two threads; the reference fallback when a call's shape
 // does not fit; compare mode; the refusal of a MatMul whose B is not a constant; and a whole-Scan
@@ -147,6 +147,43 @@ TEST(JitProduct, FusedConvShapeItCannotTakeRunsTheReference) {
 TEST(JitProduct, FusedConvOnTwoThreadsWithSplitProductsIsBitIdentical) {
   ExpectSameOnJit(ConvModel(kConvs[2]), "nuphar_num_threads:2, nuphar_parallel_min_workloads:1",
                   {ConvFeed(kConvs[2], 40, 7)}, 1);
+}
+
+// ConvTranspose(x, W[, B]) over [1, 6, h, width] with a symbolic width: gtcrn's decoder
+// upsampling (stride 2 along the width), a 1x1 unit-stride one (the GEMM writes Y) and a
+// grouped one without bias.
+onnx::ModelProto ConvTransposeModel(const std::vector<int64_t>& w, int64_t group, int64_t stride, bool bias) {
+  onnx::GraphProto g;
+  g.set_name("deconv");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {int64_t{1}, int64_t{6}, int64_t{3}, std::string("width")});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{1}, w[1] * group, std::string("oh"), std::string("ow")});
+  AddRandomInitializer(g, "W", w, 5);
+  std::vector<std::string> inputs = {"x", "W"};
+  if (bias) {
+    AddRandomInitializer(g, "B", {w[1] * group}, 6);
+    inputs.push_back("B");
+  }
+  auto& deconv = AddNode(g, "ConvTranspose", inputs, {"y"}, "deconv");
+  testing::AttrInt(deconv, "group", group);
+  testing::AttrInts(deconv, "strides", {1, stride});
+  return MakeModel(g, 13);
+}
+
+TEST(JitProduct, ConvTransposeOnEveryTierIsBitIdentical) {
+  struct Case {
+    const char* name;
+    std::vector<int64_t> w;
+    int64_t group, stride;
+    bool bias;
+  };
+  for (const Case& c : {Case{"k2x3_stride2", {6, 4, 2, 3}, 1, 2, true}, Case{"1x1", {6, 5, 1, 1}, 1, 1, true},
+                        Case{"grouped_no_bias", {6, 2, 1, 3}, 2, 2, false}})
+    for (const std::string& tier : kTiers) {
+      SCOPED_TRACE(std::string(c.name) + " on " + tier);
+      const auto feed = [](int64_t width, uint32_t seed) { return NamedTensors{{"x", Random({1, 6, 3, width}, seed)}}; };
+      ExpectSameOnJit(ConvTransposeModel(c.w, c.group, c.stride, c.bias), "nuphar_codegen_target:" + tier,
+                      {feed(4, 1), feed(17, 2), feed(1, 3)}, 1);
+    }
 }
 
 // A [batch, seq, 16] x the constant [16, 12] matrix (+ a bias row: MatMulAddBias), then Tanh.
