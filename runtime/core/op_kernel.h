@@ -177,12 +177,11 @@ struct DirectCall {
 struct ProductCall {
   static constexpr int kMaxRank = 8;
   /// The output's shape for an input 0 of shape `x` (`rank` dims <= kMaxRank) into `y` (room for
-  /// kMaxRank dims), and its rank; 0 when `run` cannot take such an input (the caller then runs
-  /// Compute, which reports why).
-  int (*output_shape)(const void* state, const int64_t* x, int rank, int64_t* y) = nullptr;
-  /// Bytes of 64-byte-aligned scratch `run` needs for that input.
-  size_t (*scratch_bytes)(const void* state, const int64_t* x, int rank) = nullptr;
-  /// y = the product of x, for an x output_shape accepted.
+  /// kMaxRank dims) and the bytes of 64-byte-aligned scratch `run` needs for it; returns the
+  /// output's rank, 0 when `run` cannot take such an input (the caller then runs Compute, which
+  /// reports why). One function: a small conv's geometry is a fair part of its call.
+  int (*prepare)(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) = nullptr;
+  /// y = the product of x, for an x prepare accepted.
   void (*run)(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) = nullptr;
   const void* state = nullptr;
 };

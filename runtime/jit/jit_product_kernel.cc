@@ -47,10 +47,11 @@ class JitProductKernel final : public OpKernel {
       return fallback_->Run(ctx);
     const int rank = static_cast<int>(x->rank());
     int64_t shape[ProductCall::kMaxRank];
-    const int out_rank = product_->output_shape(product_->state, x->shape().data(), rank, shape);
+    size_t scratch_bytes = 0;
+    const int out_rank = product_->prepare(product_->state, x->shape().data(), rank, shape, &scratch_bytes);
     if (out_rank == 0) return fallback_->Run(ctx);
     Tensor* y = ctx.Output(0, DType::kFloat, std::span<const int64_t>(shape, static_cast<size_t>(out_rank)));
-    void* scratch = ctx.Scratch(product_->scratch_bytes(product_->state, x->shape().data(), rank));
+    void* scratch = ctx.Scratch(scratch_bytes);
     reinterpret_cast<ProductFn>(code_->entry)(product_, x->data<float>(), x->shape().data(), rank, y->data<float>(),
                                               scratch, RuntimeAbiTable());
     if (fallback_->compare()) return fallback_->Compare(ctx);

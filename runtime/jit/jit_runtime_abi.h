@@ -17,7 +17,7 @@ void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n);
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n);
 /// y = the product of x (FusedConv, ConvTranspose, MatMul/MatMulAddBias by a constant matrix): `call` is the
 /// product kernel's nuphar::ProductCall (core/op_kernel.h: its state holds the weights packed at
-/// load), x_dims x's `rank` dims, scratch ProductCall::scratch_bytes of 64-byte-aligned memory.
+/// load), x_dims x's `rank` dims, scratch the 64-byte-aligned bytes ProductCall::prepare asked for.
 void nuphar_jit_product_f32(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
                             void* scratch);
 }

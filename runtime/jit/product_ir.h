@@ -8,7 +8,7 @@
 // # Dims
 // Input 0's dims are arguments of every call (a symbolic dim such as OCR's width or silero's
 // 'sequence' is resolved per Run, never baked); the product checks them (ProductCall::
-// output_shape) and the kernel runs the reference when they do not fit.
+// prepare) and the kernel runs the reference when they do not fit.
 //
 // # Epilogue
 // FusedConv's bias and epilogue steps, ConvTranspose's bias and MatMulAddBias's bias stay inside

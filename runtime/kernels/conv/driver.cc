@@ -259,24 +259,20 @@ class FusedConvKernel final : public OpKernel {
   }
 
   // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
-  static int ProductOutputShape(const void* state, const int64_t* x, int rank, int64_t* y) {
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
     const auto* k = static_cast<const FusedConvKernel*>(state);
     WindowGeometry g;
     if (!k->Geometry(x, rank, &g)) return 0;
     y[0] = x[0];
     y[1] = k->w_shape_[0];
     for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
+    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
     return rank;
-  }
-  static size_t ProductScratchBytes(const void* state, const int64_t* x, int rank) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    return k->Geometry(x, rank, &g) ? k->LayoutFor(g).scratch_bytes : 0;
   }
   static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
     const auto* k = static_cast<const FusedConvKernel*>(state);
     WindowGeometry g;
-    if (!k->Geometry(x_dims, rank, &g)) return;  // output_shape refused it: the caller never calls
+    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
     k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
   }
   bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
@@ -320,7 +316,7 @@ class FusedConvKernel final : public OpKernel {
   std::unique_ptr<float[]> packed_;  // PackConvWeights panels, group after group (GEMM only)
   ThreadPool* pool_ = nullptr;  // the session's workers (null: one thread)
   int64_t min_work_ = 0;        // nuphar_parallel_min_workloads
-  const ProductCall product_{&ProductOutputShape, &ProductScratchBytes, &ProductRun, this};
+  const ProductCall product_{&ProductPrepare, &ProductRun, this};
 };
 
 std::vector<float> CopyFloats(const Tensor& t) {

@@ -106,7 +106,7 @@ class ConvTransposeKernel final : public OpKernel {
     const int64_t M = conv_ ? packed_w_shape_[1] * attrs_.group : 0;
     if (conv_ && (!has_b || (constant_b && constant_b->dtype() == DType::kFloat && constant_b->size() == M))) {
       if (has_b) bias_ = *constant_b;
-      product_ = {&ProductOutputShape, &ProductScratchBytes, &ProductRun, this};
+      product_ = {&ProductPrepare, &ProductRun, this};
     }
   }
 
@@ -235,24 +235,20 @@ class ConvTransposeKernel final : public OpKernel {
     *g = *geometry;
     return true;
   }
-  static int ProductOutputShape(const void* state, const int64_t* x, int rank, int64_t* y) {
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
     const auto* k = static_cast<const ConvTransposeKernel*>(state);
     WindowGeometry g;
     if (!k->ProductGeometry(x, rank, &g)) return 0;
     y[0] = x[0];
     y[1] = k->packed_w_shape_[1] * k->attrs_.group;
     for (int i = 0; i < g.rank; ++i) y[i + 2] = g.in[static_cast<size_t>(i)];
+    *scratch_bytes = k->PackedScratchBytes(std::span<const int64_t>(x, static_cast<size_t>(rank)), g);
     return rank;
-  }
-  static size_t ProductScratchBytes(const void* state, const int64_t* x, int rank) {
-    const auto* k = static_cast<const ConvTransposeKernel*>(state);
-    WindowGeometry g;
-    return k->ProductGeometry(x, rank, &g) ? k->PackedScratchBytes(std::span<const int64_t>(x, static_cast<size_t>(rank)), g) : 0;
   }
   static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
     const auto* k = static_cast<const ConvTransposeKernel*>(state);
     WindowGeometry g;
-    if (!k->ProductGeometry(x_dims, rank, &g)) return;  // output_shape refused it: the caller never calls
+    if (!k->ProductGeometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
     k->RunPacked(x, std::span<const int64_t>(x_dims, static_cast<size_t>(rank)),
                  k->bias_.defined() ? k->bias_.data<float>() : nullptr, g, y, scratch);
   }

@@ -162,14 +162,14 @@ class MatMulKernel final : public OpKernel {
   }
   // ProductCall (core/op_kernel.h): A of any rank >= 1 whose last dim is K; Y is A's shape with
   // the last dim N (numpy matmul against a 2-D B).
-  static int ProductOutputShape(const void* state, const int64_t* x, int rank, int64_t* y) {
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
     const auto* k = static_cast<const MatMulKernel*>(state);
     if (rank < 1 || x[rank - 1] != k->k_) return 0;
     std::copy(x, x + rank - 1, y);
     y[rank - 1] = k->n_;
+    *scratch_bytes = 0;
     return rank;
   }
-  static size_t ProductScratchBytes(const void*, const int64_t*, int) { return 0; }
   static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void*) {
     int64_t rows = 1;
     for (int d = 0; d + 1 < rank; ++d) rows *= x_dims[d];
@@ -187,7 +187,7 @@ class MatMulKernel final : public OpKernel {
   const int64_t k_, n_;
   Tensor b_, bias_;  ///< the constant B and bias (shared buffers); empty without
   DirectCall direct_;
-  const ProductCall product_{&ProductOutputShape, &ProductScratchBytes, &ProductRun, this};
+  const ProductCall product_{&ProductPrepare, &ProductRun, this};
   ThreadPool* const pool_;
   const int64_t parallel_min_work_;
   mutable std::once_flag pack_once_;
