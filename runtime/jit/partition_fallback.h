@@ -31,6 +31,8 @@ class PartitionFallback {
   Expected<std::vector<Tensor>> ReferenceOutputs(KernelContext& ctx) const;
   /// Runs the body on the reference executor and makes its outputs the node's.
   Status Run(KernelContext& ctx) const;
+  /// PartitionReference::SoleKernel.
+  const OpKernel* SoleKernel() const { return reference_.SoleKernel(); }
   /// Checks the float outputs the generated code wrote against the reference's.
   Status Compare(KernelContext& ctx) const;
 

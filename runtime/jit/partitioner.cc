@@ -25,6 +25,7 @@
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/jit/jit_reduce_kernel.h"
+#include "runtime/jit/product_ir.h"
 #include "runtime/jit/reduce_ir.h"
 
 namespace nuphar::jit {
@@ -67,6 +68,7 @@ class Partitioner {
     datamove_.assign(static_cast<size_t>(n), 0);
     FindFoldedValues();
     solo_.assign(static_cast<size_t>(n), 0);
+    product_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
@@ -79,6 +81,11 @@ class Partitioner {
       } else if (HasReduceGenerator(node.op_type()) && (node.domain().empty() || node.domain() == "ai.onnx")) {
         // A reduction is a partition of its own (its kernel is the reduction generator's).
         candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = AcceptsReduce(node, &why);
+        if (candidate_[static_cast<size_t>(i)]) continue;
+      } else if (HasProductGenerator(node.domain(), node.op_type())) {
+        // A product (product_ir.h) is a partition of its own, its constants read by name.
+        candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = product_[static_cast<size_t>(i)] =
+            AcceptsProduct(node, &why);
         if (candidate_[static_cast<size_t>(i)]) continue;
       } else {
         candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
@@ -241,6 +248,30 @@ class Partitioner {
     auto t = model_.value_types.find(n.output(0));
     auto ir = BuildDataMoveIR(n, static_cast<int>(model_.OpsetFor("")), operands,
                               t == model_.value_types.end() ? DType::kUndefined : t->second);
+    if (!ir) return *why = ir.message(), false;
+    return true;
+  }
+
+  // A product node (product_ir.h): a variable float input 0 of declared rank, a float output, and
+  // every other input a constant (the reference kernel packs it at load; MatMul's B a 2-D float).
+  bool AcceptsProduct(const onnx::NodeProto& n, std::string* why) const {
+    if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
+    if (folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
+    if (n.input_size() < 2 || n.input(0).empty()) return *why = "no input 0", false;
+    const std::string &x = n.input(0), &out = n.output(0);
+    if (!IsFloat(x) || ctx_.constants(x)) return *why = "input '" + x + "' is not a variable float", false;
+    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    const auto* x_shape = ShapeOf(x);
+    if (!x_shape) return *why = "input '" + x + "' has no declared shape", false;
+    for (int k = 1; k < n.input_size(); ++k)
+      if (!n.input(k).empty() && !ctx_.constants(n.input(k)))
+        return *why = "input '" + n.input(k) + "' is not a constant (the product packs it at load)", false;
+    if (n.op_type() == "MatMul") {
+      const Tensor* b = ctx_.constants(n.input(1));
+      if (n.input_size() != 2 || b->dtype() != DType::kFloat || b->rank() != 2)
+        return *why = "B is not a constant float matrix", false;
+    }
+    auto ir = BuildProductIR(n, static_cast<int64_t>(x_shape->dims.size()));
     if (!ir) return *why = ir.message(), false;
     return true;
   }
@@ -476,6 +507,9 @@ class Partitioner {
         for (int k = 0; k < node.input_size(); ++k) {
           const std::string& in = node.input(k);
           if (in.empty() || produced.count(in)) continue;
+          // A product's other inputs are constants: its body reads them from this graph by name
+          // (the body's reference kernel packs them at load), so they are no partition inputs.
+          if (product_[static_cast<size_t>(i)] && k > 0) continue;
           // A data-movement node's constant inputs (Slice bounds, Reshape shapes, Gather tables
           // or indices) become the body's initializers: its IR bakes them.
           if (datamove && ctx_.constants(in)) {
@@ -597,6 +631,7 @@ class Partitioner {
   std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
   std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
   std::vector<char> solo_;  ///< a reduction or a layer-norm chain: never merged with others
+  std::vector<char> product_;  ///< a product anchor (product_ir.h): a partition of one node, solo too
   std::unordered_set<std::string> outside_;  ///< FormLayerNorm: values read outside the nodes
   std::vector<std::string> refusals_;
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
@@ -610,7 +645,7 @@ class JitPartitionPass final : public RuntimeGraphPass {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
       if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || HasReduceGenerator(n.op_type()) ||
-          n.op_type() == "Scan")
+          HasProductGenerator(n.domain(), n.op_type()) || n.op_type() == "Scan")
         return true;
     return false;
   }
