@@ -22,6 +22,7 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_datamove_kernel.h"
+#include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_engine.h"
 #include "runtime/jit/jit_product_kernel.h"
 #include "runtime/jit/jit_reduce_kernel.h"
@@ -234,6 +235,7 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
 void RegisterJitKernels(KernelRegistry& registry) {
   registry.Add(kFusedDomain, kJitKernelOp, CreateJitKernel);
   RegisterJitScanKernel(registry);
+  registry.Add(kFusedDomain, kJitIfOp, CreateJitIfKernel);
 }
 
 }  // namespace nuphar::jit

@@ -17,11 +17,14 @@
 
 #include "graph/diagnostics.h"
 #include "graph/graph_view.h"
+#include "graph/node_builder.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/datamove_ir.h"
 #include "runtime/jit/elementwise_ir.h"
+#include "runtime/jit/if_ir.h"
+#include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/jit/jit_reduce_kernel.h"
@@ -54,6 +57,9 @@ class Partitioner {
       node.set_domain(kFusedDomain);
       model_.counters["jit_scans"] += 1;
     }
+    // Ifs whose branches are only views of the values they read become JitIf (if_ir.h).
+    for (auto& node : *g_.mutable_node())
+      if (node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx")) TakeViewIf(node);
     const int n = g_.node_size();
     for (int i = 0; i < n; ++i)
       for (const auto& o : g_.node(i).output())
@@ -72,6 +78,7 @@ class Partitioner {
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
+      if (node.op_type() == "If" || node.op_type() == kJitIfOp) continue;  // TakeViewIf decided
       if (node.op_type() == "Split" && (node.domain().empty() || node.domain() == "ai.onnx")) {
         std::vector<int64_t> sizes;
         if (AcceptsViewSplit(node, &sizes, &why)) {
@@ -109,7 +116,7 @@ class Partitioner {
         TryMerge(Find(it->second), Find(i));
       }
     }
-    return Emit();
+    return Emit() + static_cast<int>(whole_ifs_.size());  // a graph whose only change is a JitIf is rewritten too
   }
 
  private:
@@ -126,6 +133,47 @@ class Partitioner {
     if (const Tensor* c = ctx_.constants(name)) return c->dtype() == DType::kFloat;
     auto it = model_.value_types.find(name);
     return it != model_.value_types.end() && it->second == DType::kFloat;
+  }
+
+  // An If whose two branches are views of the values they read (if_ir.h) becomes JitIf, those
+  // values appended to its inputs and their declared ranks in kIfOperandRanksAttr; any other If
+  // stays the reference If (its branches are partitioned when they are compiled), refused with
+  // the first branch node that is not such a view.
+  void TakeViewIf(onnx::NodeProto& node) {
+    const onnx::AttributeProto* attrs[2] = {FindAttr(node, "then_branch"), FindAttr(node, "else_branch")};
+    std::vector<std::string> names;
+    for (const auto* a : attrs) {
+      if (!a || !a->has_g()) return refusals_.push_back(Describe(node) + ": a branch is missing");
+      for (auto& name : IfBranchOuterValues(a->g()))
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+    std::vector<IfOperand> operands;
+    for (const std::string& name : names) {
+      IfOperand op{name, DType::kUndefined, -1};
+      if (const Tensor* c = ctx_.constants(name)) {
+        op.dtype = c->dtype();
+        op.rank = static_cast<int>(c->rank());
+      } else if (auto t = model_.value_types.find(name); t != model_.value_types.end()) {
+        op.dtype = t->second;
+        if (const auto* shape = ShapeOf(name)) op.rank = static_cast<int>(shape->dims.size());
+      }
+      operands.push_back(std::move(op));
+    }
+    for (const auto* a : attrs)
+      if (auto ir = BuildIfBranchIR(a->g(), model_.OpsetFor(""), operands); !ir)
+        return refusals_.push_back(Describe(node) + ": " + ir.message());
+    whole_ifs_.push_back(Describe(node) + ": views of " + std::to_string(operands.size()) + " value(s)");
+    node.set_op_type(kJitIfOp);
+    node.set_domain(kFusedDomain);
+    auto* ranks = node.add_attribute();
+    ranks->set_name(kIfOperandRanksAttr);
+    ranks->set_type(onnx::AttributeProto::INTS);
+    for (const IfOperand& op : operands) {
+      node.add_input(op.name);
+      ranks->add_ints(op.rank);
+    }
+    model_.counters["jit_nodes"] += 1;
+    model_.counters["jit_whole_ifs"] += 1;
   }
 
   // A Split along the last axis into known sizes: not a member of any group, but each partition
@@ -616,6 +664,7 @@ class Partitioner {
                                               std::to_string(node.input_size()) + " input(s), " +
                                               std::to_string(node.output_size()) + " output(s): " + ops);
       }
+      for (const auto& w : whole_ifs_) ReportDiagnostic(Severity::kNote, "  whole If " + w);
       for (const auto& r : refusals_) ReportDiagnostic(Severity::kNote, "  reference: " + r);
     }
     return partitions;
@@ -634,6 +683,7 @@ class Partitioner {
   std::vector<char> product_;  ///< a product anchor (product_ir.h): a partition of one node, solo too
   std::unordered_set<std::string> outside_;  ///< FormLayerNorm: values read outside the nodes
   std::vector<std::string> refusals_;
+  std::vector<std::string> whole_ifs_;  ///< TakeViewIf: the Ifs that became JitIf
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
 
@@ -645,7 +695,7 @@ class JitPartitionPass final : public RuntimeGraphPass {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
       if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || HasReduceGenerator(n.op_type()) ||
-          HasProductGenerator(n.domain(), n.op_type()) || n.op_type() == "Scan")
+          HasProductGenerator(n.domain(), n.op_type()) || n.op_type() == "Scan" || n.op_type() == "If")
         return true;
     return false;
   }

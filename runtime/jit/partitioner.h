@@ -24,6 +24,9 @@ inline constexpr const char* kJitKernelOp = kPartitionOp;  // runtime/core/graph
 /// A Scan (opset 9+) the JIT runs: the whole loop is generated when its body allows
 /// (jit_scan_kernel.cc), else the reference Scan runs it.
 inline constexpr const char* kJitScanOp = "JitScan";
+/// An If whose branches are only views of values it reads (if_ir.h): the partitioner appends
+/// those values to its inputs and jit_if_kernel.cc runs it without a branch frame.
+inline constexpr const char* kJitIfOp = kWholeIfOp;  // runtime/core/graph_rewrite.h
 /// Name prefix of partition bodies: the partitioner never rewrites them again.
 inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 
