@@ -11,6 +11,14 @@
 // ColumnSlice ops at fixed column offsets (the split outputs are views, never copies; the parts
 // this kernel reads are `cols` wide, the others may have any width).
 //
+// # Element types
+// Every value has one element type: float32, int32, int64 or bool (the runtime's bool storage:
+// one byte, 0 or 1). Arithmetic keeps its operands' type (shape computations in int64), the
+// comparisons and the logic ops give bool, Where selects, and Cast is the only op that changes a
+// number's type; ElementwiseResultType is the one table of which op takes which types (the
+// partitioner's filter and the IR builder both read it). Integer ops follow the reference
+// kernels exactly: wrapping arithmetic, division truncating toward zero with x / 0 = 0.
+//
 // # Why activations are calls
 // Sigmoid and Tanh call the reference's vector math (jit_runtime_abi.h) on column tiles kept in
 // stack buffers, so generated kernels round exactly like the reference. The ops between
@@ -22,6 +30,7 @@
 #include <vector>
 
 #include "graph/error.h"
+#include "graph/tensor_data.h"
 
 namespace onnx {
 class GraphProto;
@@ -40,6 +49,11 @@ enum class OpKind : uint8_t {
   kPRelu,                                                             // binary: x < 0 ? x * slope : x
   kSigmoid, kTanh,                                                    // activations (calls)
   kColumnSlice,                                                       // a sliced input at `offset`
+  kModFloor, kModTrunc,                                               // integer Mod, fmod=0 / fmod=1
+  kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual,            // comparisons -> bool
+  kNot, kAnd, kOr, kXor,                                              // logic on bool
+  kWhere,                                                             // c ? a : b (condition in `c`)
+  kCast,                                                              // a converted to `type`
 };
 
 const char* OpKindName(OpKind kind);
@@ -48,6 +62,8 @@ bool IsActivationCall(OpKind kind);
 struct IrOp {
   OpKind kind;
   int a = -1, b = -1;       ///< operand value ids (b only for binary ops)
+  int c = -1;                ///< Where's condition
+  DType type = DType::kFloat;  ///< the element type of the result
   float alpha = 0, beta = 0; ///< LeakyRelu alpha; HardSigmoid alpha, beta; Clip lo, hi; Pow exponent
   int64_t offset = 0;        ///< ColumnSlice: first column of the slice in its input
   std::string node;          ///< the ONNX node it came from (dumps, compare-mode reports)
@@ -56,13 +72,19 @@ struct IrOp {
 /// Value ids: [0, inputs.size()) are the kernel's inputs, inputs.size() + k the result of ops[k].
 struct ElementwiseIR {
   std::vector<Access> inputs;
+  std::vector<DType> input_types;     ///< per input: its element type
   std::vector<int64_t> input_widths;  ///< per input: the static last dim of a kSliced input, else 0
   int64_t slice_cols = 0;             ///< the static last dim of the result when an input is sliced
   std::vector<IrOp> ops;
   std::vector<int> outputs;  ///< value ids written to the output buffers, in output order
 
-  /// One line per op, e.g. "v3 = Mul v0 v2"; the text is the kernel's identity (and the
-  /// codegen_dump_lower output).
+  /// The element type of value `v`.
+  DType TypeOf(int v) const;
+  /// Whether every value is float32 (the whole-Scan loop takes only such kernels).
+  bool AllFloat() const;
+
+  /// One line per op, e.g. "v3 = Mul v0 v2" (a value of another type than float names it:
+  /// "v3 = Mul v0 v2 : int64"); the codegen_dump_lower output.
   std::string ToText() const;
 };
 
@@ -73,6 +95,16 @@ bool HasElementwiseGenerator(const std::string& op_type);
 /// to 3 for Clip, 2 for binary ones, 1 or more for Sum/Max/Min); a node outside its schema's
 /// counts stays with the reference kernel, which reports it.
 bool ElementwiseGeneratorTakes(const std::string& op_type, int input_count);
+
+/// The element types the generator takes: float32, int32, int64 and bool.
+bool IsGeneratedElementType(DType type);
+/// The element type of `node`'s output when its operands have `input_types` (one per input; an
+/// empty input is kUndefined), or kUndefined with the reason in *why when the generator does
+/// not take these types (most ops take float only; see "Element types" above).
+DType ElementwiseResultType(const onnx::NodeProto& node, const std::vector<DType>& input_types, std::string* why);
+
+/// The opset from which the generator takes `op_type` (0 when it has no generator).
+int ElementwiseMinOpset(const std::string& op_type);
 
 /// Whether input `k` of `node` is a scalar constant the generator reads at load time (Clip's
 /// bounds, Pow's exponent): the partitioner copies it into the body as a float initializer.
@@ -91,7 +123,7 @@ std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t ra
 /// Whether two declared shapes are provably equal (same rank, every dim equal as above).
 bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b);
 
-/// Builds the IR of a partition body (runtime/jit/partitioner.h): float32 elementwise nodes whose
+/// Builds the IR of a partition body (runtime/jit/partitioner.h): elementwise nodes whose
 /// outputs all have the body's output shape, inputs classified by Access against it. Returns a
 /// Diag naming the node when a node or an input cannot be expressed.
 Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body);

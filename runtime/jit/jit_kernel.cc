@@ -137,9 +137,10 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   for (size_t i = 0; i < num_inputs; ++i) inputs[i] = ctx.input(i);
   ElementwiseGeometry geo;
   if (!Fits(std::span<const Tensor* const>(inputs, num_inputs), &geo)) return fallback_->Run(ctx);
-  for (size_t i = 0; i < num_inputs; ++i) buffers[i] = const_cast<float*>(inputs[i]->data<float>());
+  // The generated function takes every buffer as float* and reads each with its IR type.
+  for (size_t i = 0; i < num_inputs; ++i) buffers[i] = static_cast<float*>(const_cast<void*>(inputs[i]->raw()));
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
-    buffers[num_inputs + o] = ctx.Output(o, DType::kFloat, geo.shape())->data<float>();
+    buffers[num_inputs + o] = static_cast<float*>(ctx.Output(o, ir_.TypeOf(ir_.outputs[o]), geo.shape())->raw());
   reinterpret_cast<ElementwiseFn>(code_->entry)(buffers, geo.rows, geo.cols, geo.input_cols().data(),
                                                 RuntimeAbiTable());
   if (fallback_->compare()) return fallback_->Compare(ctx);
@@ -152,7 +153,7 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
   size_t rank = 0;
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
     const Tensor* t = inputs[i];
-    if (!t || t->dtype() != DType::kFloat) return false;
+    if (!t || t->dtype() != ir_.input_types[i]) return false;
     rank = std::max(rank, t->shape().size());
   }
   geo->rank_ = rank;

@@ -154,6 +154,7 @@ class JitScanKernel final : public OpKernel {
       ScanLoopStep step;
       if (const auto* ew = dynamic_cast<const JitElementwiseKernel*>(n.kernel.get())) {
         if (!ew->ir()) return *why = "partition '" + n.name + "' has no generated code", false;
+        if (!ew->ir()->AllFloat()) return *why = "partition '" + n.name + "' computes values other than float", false;
         step.elementwise = ew->ir();
       } else if (const DirectCall* dc = n.kernel->direct_call()) {
         step.direct = dc;
