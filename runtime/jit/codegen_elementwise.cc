@@ -94,6 +94,7 @@ class Emitter {
       tiles_[v] = b_.CreateConstInBoundsGEP2_64(tile_type, a, 0, 0);
     }
     EmitLoop(b_, b_.getInt64(0), rows_, "r", [&](Value* r) {
+      EmitStridedRowOffsets(r);
       EmitLoop(b_, b_.getInt64(0), b_.CreateUDiv(b_.CreateAdd(cols_, b_.getInt64(kActivationTile - 1)),
                                                  b_.getInt64(kActivationTile)),
                "t", [&](Value* t) {
@@ -111,6 +112,34 @@ class Emitter {
   }
 
  private:
+  // Where row `r` starts in each strided input: r split into the result's outer indices (its dims
+  // but the last are the call's geometry after the inputs' last dims), each times the input's
+  // stride of that dim (0 where it repeats). Once per row, so the column loop stays a plain one.
+  void EmitStridedRowOffsets(Value* r) {
+    row_offsets_.assign(ir_.inputs.size(), nullptr);
+    if (ir_.StridedInputs() == 0) return;
+    const int64_t ni = static_cast<int64_t>(ir_.inputs.size()), outer = ir_.rank - 1;
+    auto geometry = [&](int64_t k) {
+      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), input_cols_, static_cast<uint64_t>(ni + k)));
+    };
+    std::vector<Value*> index(static_cast<size_t>(outer));
+    Value* rest = r;
+    for (int64_t d = outer - 1; d >= 0; --d) {
+      Value* dim = geometry(d);
+      index[static_cast<size_t>(d)] = b_.CreateURem(rest, dim);
+      rest = b_.CreateUDiv(rest, dim);
+    }
+    int64_t strided = 0;
+    for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+      if (ir_.inputs[i] != Access::kStrided && ir_.inputs[i] != Access::kStridedColumn) continue;
+      Value* offset = b_.getInt64(0);
+      for (int64_t d = 0; d < outer; ++d)
+        offset = b_.CreateAdd(offset, b_.CreateMul(index[static_cast<size_t>(d)], geometry(outer * (1 + strided) + d)));
+      row_offsets_[i] = offset;
+      ++strided;
+    }
+  }
+
   void EmitSegmentElement(int seg, Value* r, Value* c0, Value* c) {
     const size_t ni = ir_.inputs.size();
     std::map<int, Value*> ssa;
@@ -131,6 +160,8 @@ class Emitter {
           case Access::kColumn: index = r; break;
           case Access::kScalar: index = b_.getInt64(0); break;
           case Access::kSliced: NUPHAR_CHECK(false, "a sliced input is read through ColumnSlice only"); break;
+          case Access::kStrided: index = b_.CreateAdd(row_offsets_[uv], col); break;
+          case Access::kStridedColumn: index = row_offsets_[uv]; break;
         }
         x = Load(type, buffers_[uv], index);
       } else if (ir_.ops[uv - ni].kind == OpKind::kColumnSlice) {
@@ -329,6 +360,7 @@ class Emitter {
   Schedule sched_;
   std::vector<Value*> buffers_;
   std::vector<Value*> tiles_;
+  std::vector<Value*> row_offsets_;  ///< per input: where the current row starts (strided inputs)
   Value* rows_ = nullptr;
   Value* cols_ = nullptr;
   Value* input_cols_ = nullptr;

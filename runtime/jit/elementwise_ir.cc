@@ -253,7 +253,26 @@ bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapePro
     for (int i = 0; i + 1 < ri; ++i) rows_equal &= DimEqual(in.dim(i), out.dim(i));
     if (rows_equal) return *access = Access::kColumn, true;
   }
-  return *why = "a broadcast that is neither a row, a column nor a scalar", false;
+  // Any other broadcast (numpy's rule on declared dims, aligned at the last): every dim is the
+  // result's or 1; the last is read contiguously unless it is the one repeated.
+  for (int i = 0; i < ri; ++i) {
+    const auto& d = in.dim(i);
+    if (!DimEqual(d, out.dim(ro - ri + i)) && !DimIsOne(d))
+      return *why = "dims that do not broadcast to the result's (or are not known to)", false;
+  }
+  const bool repeat_last = DimIsOne(in.dim(ri - 1)) && !DimIsOne(out.dim(ro - 1));
+  return *access = repeat_last ? Access::kStridedColumn : Access::kStrided, true;
+}
+
+int ElementwiseIR::StridedInputs() const {
+  int n = 0;
+  for (Access a : inputs) n += a == Access::kStrided || a == Access::kStridedColumn;
+  return n;
+}
+
+size_t ElementwiseIR::StridedGeometrySize() const {
+  const int n = StridedInputs();
+  return n == 0 || rank < 1 ? 0 : static_cast<size_t>((rank - 1) * (1 + n));
 }
 
 DType ElementwiseIR::TypeOf(int v) const {
@@ -270,13 +289,15 @@ bool ElementwiseIR::AllFloat() const {
 }
 
 std::string ElementwiseIR::ToText() const {
-  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced"};
+  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced", "strided", "strided column"};
   // Float is the default type and goes unnamed (float kernels read as they always did).
   auto type = [](DType t) { return t == DType::kFloat ? std::string() : std::string(" : ") + DTypeName(t); };
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i)
     s += "v" + std::to_string(i) + " = input " + kAccess[static_cast<int>(inputs[i])] +
          (inputs[i] == Access::kSliced ? " " + std::to_string(input_widths[i]) : std::string()) +
+         (inputs[i] == Access::kStrided || inputs[i] == Access::kStridedColumn ? " rank " + std::to_string(rank)
+                                                                                : std::string()) +
          type(input_types[i]) + "\n";
   for (size_t k = 0; k < ops.size(); ++k) {
     const IrOp& op = ops[k];
@@ -331,6 +352,7 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     const DType type = static_cast<DType>(in.type().tensor_type().elem_type());
     if (!IsGeneratedElementType(type) || (access == Access::kSliced && type != DType::kFloat))
       return Diag::Msg(std::string("jit: input '") + in.name() + "' has type " + DTypeName(type));
+    if (access == Access::kStrided || access == Access::kStridedColumn) ir.rank = r;
     value_of[in.name()] = static_cast<int>(ir.inputs.size());
     ir.inputs.push_back(access);
     ir.input_types.push_back(type);

@@ -6,8 +6,11 @@
 // rows = the product of the others). An input is read in one of four ways, fixed at load time
 // from the declared shapes and re-checked against the actual shapes on every call (a mismatch
 // runs the reference executor instead): the full shape, one row broadcast over the rows
-// ([1, ..., cols]), one column broadcast over the columns ([rows..., 1]), or a scalar. A fifth
-// kind, "sliced", is the input of a Split along the last axis: [rows..., width], read through
+// ([1, ..., cols]), one column broadcast over the columns ([rows..., 1]), a scalar, or "strided":
+// any other broadcast (each dim equal to the result's or 1: gtcrn's [C, F] weights over
+// [B, T, C, F], per-channel [C, 1, 1] over [N, C, H, W]), addressed per row through per-dim
+// strides of the actual shapes (arguments of each call; the last dim is read contiguously, or
+// repeated for kStridedColumn, as declared). A further kind, "sliced", is the input of a Split along the last axis: [rows..., width], read through
 // ColumnSlice ops at fixed column offsets (the split outputs are views, never copies; the parts
 // this kernel reads are `cols` wide, the others may have any width).
 //
@@ -40,7 +43,7 @@ class TensorShapeProto;
 
 namespace nuphar::jit {
 
-enum class Access : uint8_t { kFull, kRow, kColumn, kScalar, kSliced };
+enum class Access : uint8_t { kFull, kRow, kColumn, kScalar, kSliced, kStrided, kStridedColumn };
 
 enum class OpKind : uint8_t {
   kAdd, kSub, kMul, kDiv, kMax, kMin,                                  // binary
@@ -75,8 +78,16 @@ struct ElementwiseIR {
   std::vector<DType> input_types;     ///< per input: its element type
   std::vector<int64_t> input_widths;  ///< per input: the static last dim of a kSliced input, else 0
   int64_t slice_cols = 0;             ///< the static last dim of the result when an input is sliced
+  int64_t rank = 0;                   ///< the result's rank when an input is strided, else 0
   std::vector<IrOp> ops;
   std::vector<int> outputs;  ///< value ids written to the output buffers, in output order
+
+  /// Inputs read through strides (kStrided, kStridedColumn).
+  int StridedInputs() const;
+  /// The int64s a call passes after each input's last dim when inputs are strided: the result's
+  /// dims but the last (rank - 1), then each strided input's stride per such dim (0 where it
+  /// repeats), in input order.
+  size_t StridedGeometrySize() const;
 
   /// The element type of value `v`.
   DType TypeOf(int v) const;
@@ -111,7 +122,7 @@ int ElementwiseMinOpset(const std::string& op_type);
 bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or
-/// "" with the reason in *why when no Access fits (a dim unknown, or another broadcast).
+/// false with the reason in *why when no Access fits (a dim unknown, or dims that do not broadcast).
 /// Dims are equal when both have the same value or the same non-empty name.
 bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& out, Access* access,
                     std::string* why);

@@ -156,10 +156,12 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
     if (!t || t->dtype() != ir_.input_types[i]) return false;
     rank = std::max(rank, t->shape().size());
   }
+  if (ir_.rank > 0 && rank != static_cast<size_t>(ir_.rank)) return false;  // strided: the geometry's layout
+  const size_t ni = ir_.inputs.size();
   geo->rank_ = rank;
-  geo->inputs_ = ir_.inputs.size();
+  geo->inputs_ = ni + ir_.StridedGeometrySize();
   int64_t* shape = ElementwiseGeometry::Resize(geo->shape_inline_, geo->shape_heap_, rank);
-  int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, ir_.inputs.size());
+  int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, geo->inputs_);
   std::fill(shape, shape + rank, int64_t{1});
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
     const std::vector<int64_t>& s = inputs[i]->shape();
@@ -206,6 +208,32 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
           return false;
         flat = false;
         break;
+      case Access::kStrided:
+      case Access::kStridedColumn: {
+        // Every dim broadcasts (the result shape above); the last must be read as the code bakes it.
+        const int64_t last = s.empty() ? 1 : s.back();
+        if (ir_.inputs[i] == Access::kStrided ? last != cols : last != 1) return false;
+        flat = false;
+        break;
+      }
+    }
+  }
+  if (ir_.rank > 0) {  // the strided geometry: the result's outer dims, then each strided input's strides
+    const size_t outer = rank - 1;
+    int64_t* out = input_cols + ni;
+    for (size_t d = 0; d < outer; ++d) *out++ = shape[d];
+    for (size_t i = 0; i < ni; ++i) {
+      if (ir_.inputs[i] != Access::kStrided && ir_.inputs[i] != Access::kStridedColumn) continue;
+      const std::vector<int64_t>& s = inputs[i]->shape();
+      int64_t* strides = out;
+      out += outer;
+      int64_t step = s.empty() ? 1 : s.back();  // the elements of one input row
+      for (size_t d = outer; d-- > 0;) {
+        const size_t lead = rank - s.size();  // the input's dims align at the result's last
+        const int64_t dim = d < lead ? 1 : s[d - lead];
+        strides[d] = dim == 1 ? 0 : step;
+        step *= dim;
+      }
     }
   }
   if (flat) {

@@ -57,6 +57,10 @@ inline void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors
   }
 }
 
+// Every codegen tier (nuphar_codegen_target), each forced in turn by the tests that sweep them.
+inline constexpr const char* kCodegenTiers[] = {"avx2", "avxvnni", "avx512", "avx512vnni"};
+inline std::string TierSettings(const char* tier) { return std::string("nuphar_codegen_target:") + tier; }
+
 // The notes a capture holds, one per line (partition dumps, compare reports).
 inline std::string NoteText(const DiagnosticCapture& capture) {
   std::string notes;

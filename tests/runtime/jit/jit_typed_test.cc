@@ -17,6 +17,8 @@ namespace nuphar {
 namespace {
 
 using testing::AddNode;
+using testing::kCodegenTiers;
+using testing::TierSettings;
 using testing::Dim;
 using testing::ExpectBitIdentical;
 using testing::MakeModel;
@@ -24,10 +26,6 @@ using testing::MakeValueInfo;
 using testing::NoteText;
 using testing::Open;
 using testing::Random;
-
-const char* const kTiers[] = {"avx2", "avxvnni", "avx512", "avx512vnni"};
-
-std::string TierSettings(const char* tier) { return std::string("nuphar_codegen_target:") + tier; }
 
 // Integers with every edge the reference handles on its own: 0, +-1, the limits (whose negation
 // and division by -1 wrap), and ordinary values of both signs.
@@ -45,7 +43,7 @@ void ExpectIntegerOpsIdentical() {
   const DType type = DTypeOf<T>::value;
   const std::vector<std::string> binary = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod", "ModTrunc"};
   const std::vector<std::string> unary = {"Neg", "Abs"};
-  for (const char* tier : kTiers) {
+  for (const char* tier : kCodegenTiers) {
     for (const auto& name : binary) {
       for (bool row : {false, true}) {
         SCOPED_TRACE(std::string(tier) + " " + name + (row ? " row" : " full"));
@@ -105,7 +103,7 @@ TEST(JitTyped, ComparisonsLogicAndWhereAreIdentical) {
   AddNode(g, "Where", {"x2", "i", "j"}, {"k"});
   AddNode(g, "Equal", {"x2", "o"}, {"m"});
   const onnx::ModelProto model = MakeModel(g, 13);
-  for (const char* tier : kTiers) {
+  for (const char* tier : kCodegenTiers) {
     for (int64_t n : {1, 5}) {
       SCOPED_TRACE(std::string(tier) + " N=" + std::to_string(n));
       Tensor x = Random({n, 9}, 1, -2.f, 2.f), w = Random({n, 9}, 2, -2.f, 2.f);
@@ -124,7 +122,7 @@ TEST(JitTyped, CastFollowsTheReference) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> values = {0.f, -0.f, 2.9f, -2.9f, 0.5f, -0.5f, std::nanf(""), inf, -inf, 1e30f, -1e30f,
                                      9.2233715e18f, -9.223372e18f, 3e9f, -3e9f, 2147483520.f, 16777217.f, -1e-40f};
-  for (const char* tier : kTiers) {
+  for (const char* tier : kCodegenTiers) {
     for (DType to : {DType::kInt64, DType::kInt32, DType::kBool}) {
       SCOPED_TRACE(std::string(tier) + " float -> " + DTypeName(to));
       onnx::GraphProto g;
@@ -166,7 +164,7 @@ TEST(JitTyped, ShapeArithmeticIsOneGroup) {
   AddNode(g, "Mul", {"ri", "hop"}, {"y"});
   AddNode(g, "Sub", {"len", "d"}, {"q"});
   const onnx::ModelProto model = MakeModel(g, 13);
-  for (const char* tier : kTiers)
+  for (const char* tier : kCodegenTiers)
     for (int64_t seq : {1, 512, 1536}) {
       SCOPED_TRACE(std::string(tier) + " seq=" + std::to_string(seq));
       ExpectBitIdentical(model, {{"x", Random({1, seq}, 3)}}, 9, TierSettings(tier));  // 2 data movement + 7
@@ -189,7 +187,7 @@ TEST(JitTyped, WrongDeclaredShapesFallBackToTheReference) {
   AddNode(g, "Sign", {"x"}, {"s"});
   AddNode(g, "Div", {"x", "s"}, {"a"});
   AddNode(g, "Less", {"a", "x"}, {"y"});
-  for (const char* tier : kTiers)
+  for (const char* tier : kCodegenTiers)
     ExpectBitIdentical(MakeModel(g, 13), {{"x", EdgeIntegers<int64_t>(3, 4, 1)}}, 2, TierSettings(tier));
 }
 
