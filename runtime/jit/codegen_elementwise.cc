@@ -51,7 +51,7 @@ Schedule MakeSchedule(const ElementwiseIR& ir) {
       s.in_tile[static_cast<size_t>(op.a)] = 1;  // the call reads a whole tile
       s.avail[v] = s.avail[static_cast<size_t>(op.a)] + 1;
     } else {
-      int seg = s.avail[static_cast<size_t>(op.a)];
+      int seg = op.a >= 0 ? s.avail[static_cast<size_t>(op.a)] : 0;  // a constant is readable anywhere
       if (op.b >= 0) seg = std::max(seg, s.avail[static_cast<size_t>(op.b)]);
       if (op.c >= 0) seg = std::max(seg, s.avail[static_cast<size_t>(op.c)]);
       s.avail[v] = seg;
@@ -131,7 +131,7 @@ class Emitter {
     }
     int64_t strided = 0;
     for (size_t i = 0; i < ir_.inputs.size(); ++i) {
-      if (ir_.inputs[i] != Access::kStrided && ir_.inputs[i] != Access::kStridedColumn) continue;
+      if (!IsStrided(ir_.inputs[i])) continue;
       Value* offset = b_.getInt64(0);
       for (int64_t d = 0; d < outer; ++d)
         offset = b_.CreateAdd(offset, b_.CreateMul(index[static_cast<size_t>(d)], geometry(outer * (1 + strided) + d)));
@@ -161,7 +161,8 @@ class Emitter {
           case Access::kScalar: index = b_.getInt64(0); break;
           case Access::kSliced: NUPHAR_CHECK(false, "a sliced input is read through ColumnSlice only"); break;
           case Access::kStrided: index = b_.CreateAdd(row_offsets_[uv], col); break;
-          case Access::kStridedColumn: index = row_offsets_[uv]; break;
+          case Access::kStridedColumn:
+          case Access::kChannel: index = row_offsets_[uv]; break;
         }
         x = Load(type, buffers_[uv], index);
       } else if (ir_.ops[uv - ni].kind == OpKind::kColumnSlice) {
@@ -298,6 +299,7 @@ class Emitter {
   }
 
   Value* Compute(const IrOp& op, const std::function<Value*(int)>& get) {
+    if (op.kind == OpKind::kConstant) return F(op.alpha);
     Value* a = get(op.a);
     Value* bv = op.b >= 0 ? get(op.b) : nullptr;
     if (op.kind == OpKind::kWhere) return b_.CreateSelect(get(op.c), a, bv);

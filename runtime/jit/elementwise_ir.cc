@@ -62,6 +62,7 @@ constexpr OpInfo kOps[] = {
     {"Xor", OpKind::kXor, 2, Types::kLogic, 7},
     {"Where", OpKind::kWhere, 3, Types::kSelect, 9},
     {"Cast", OpKind::kCast, 1, Types::kConvert},
+    {"BatchNormalization", OpKind::kBatchNorm, 5, Types::kFloat, 7},
 };
 
 const OpInfo* FindOp(const std::string& op_type) {
@@ -121,6 +122,8 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kXor: return "Xor";
     case OpKind::kWhere: return "Where";
     case OpKind::kCast: return "Cast";
+    case OpKind::kConstant: return "Constant";
+    case OpKind::kBatchNorm: return "BatchNormalization";
   }
   return "?";
 }
@@ -264,9 +267,27 @@ bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapePro
   return *access = repeat_last ? Access::kStridedColumn : Access::kStrided, true;
 }
 
+bool ClassifyChannelParam(const onnx::TensorShapeProto& param, const onnx::TensorShapeProto& x, Access* access,
+                          std::string* why) {
+  if (x.dim_size() < 2) return *why = "X of rank below 2", false;
+  if (param.dim_size() != 1 || !DimEqual(param.dim(0), x.dim(1)))
+    return *why = "a parameter that is not [C] of X's channels", false;
+  *access = x.dim_size() == 2 ? Access::kRow : Access::kChannel;
+  return true;
+}
+
+bool IsInferenceBatchNorm(const onnx::NodeProto& node, int opset, std::string* why) {
+  if (opset < 7) return *why = "BatchNormalization below opset 7 (is_test)", false;
+  if (opset < 9 && AttrInt(node, "spatial", 1) != 1) return *why = "spatial=0 (per-activation parameters)", false;
+  if (opset >= 14 && AttrInt(node, "training_mode", 0) != 0) return *why = "training_mode=1", false;
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty()) return *why = "training outputs", false;
+  return true;
+}
+
 int ElementwiseIR::StridedInputs() const {
   int n = 0;
-  for (Access a : inputs) n += a == Access::kStrided || a == Access::kStridedColumn;
+  for (Access a : inputs) n += IsStrided(a);
   return n;
 }
 
@@ -289,25 +310,25 @@ bool ElementwiseIR::AllFloat() const {
 }
 
 std::string ElementwiseIR::ToText() const {
-  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced", "strided", "strided column"};
+  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced", "strided", "strided column", "channel"};
   // Float is the default type and goes unnamed (float kernels read as they always did).
   auto type = [](DType t) { return t == DType::kFloat ? std::string() : std::string(" : ") + DTypeName(t); };
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i)
     s += "v" + std::to_string(i) + " = input " + kAccess[static_cast<int>(inputs[i])] +
          (inputs[i] == Access::kSliced ? " " + std::to_string(input_widths[i]) : std::string()) +
-         (inputs[i] == Access::kStrided || inputs[i] == Access::kStridedColumn ? " rank " + std::to_string(rank)
-                                                                                : std::string()) +
+         (IsStrided(inputs[i]) ? " rank " + std::to_string(rank) : std::string()) +
          type(input_types[i]) + "\n";
   for (size_t k = 0; k < ops.size(); ++k) {
     const IrOp& op = ops[k];
-    s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind) + " v" + std::to_string(op.a);
+    s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind);
+    if (op.a >= 0) s += " v" + std::to_string(op.a);
     if (op.b >= 0) s += " v" + std::to_string(op.b);
     if (op.c >= 0) s += " if v" + std::to_string(op.c);
     s += type(op.type);
     if (op.kind == OpKind::kColumnSlice) s += " @" + std::to_string(op.offset);
     if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid || op.kind == OpKind::kClip ||
-        op.kind == OpKind::kPow) {
+        op.kind == OpKind::kPow || op.kind == OpKind::kConstant) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), " %a %a", op.alpha, op.beta);  // exact: the text is the identity
       s += buf;
@@ -326,6 +347,10 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
   const onnx::TensorShapeProto& space = body.output(0).type().tensor_type().shape();
   std::unordered_map<std::string, int> value_of;
   std::unordered_map<std::string, int> split_uses, other_uses;
+  std::unordered_map<std::string, const onnx::NodeProto*> channel_params;  // BatchNormalization's inputs 1-4
+  for (const auto& n : body.node())
+    if (n.op_type() == "BatchNormalization")
+      for (int i = 1; i < n.input_size() && i < 5; ++i) channel_params[n.input(i)] = &n;
   for (const auto& n : body.node())
     for (int i = 0; i < n.input_size(); ++i)
       if (!(n.op_type() == "Split" && i == 1)) ++(n.op_type() == "Split" ? split_uses : other_uses)[n.input(i)];
@@ -346,13 +371,17 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
       access = Access::kSliced;
       width = in_shape.dim(r - 1).dim_value();
       ir.slice_cols = space.dim(r - 1).dim_value();
+    } else if (channel_params.count(in.name())) {
+      if (other_uses[in.name()] != 1 || !ClassifyChannelParam(in_shape, space, &access, &why))
+        return Diag::Msg("jit: input '" + in.name() + "' is not only a per-channel parameter" +
+                         (why.empty() ? std::string() : ": " + why));
     } else if (!ClassifyAccess(in_shape, space, &access, &why)) {
       return Diag::Msg("jit: input '" + in.name() + "' cannot be read: " + why);
     }
     const DType type = static_cast<DType>(in.type().tensor_type().elem_type());
     if (!IsGeneratedElementType(type) || (access == Access::kSliced && type != DType::kFloat))
       return Diag::Msg(std::string("jit: input '") + in.name() + "' has type " + DTypeName(type));
-    if (access == Access::kStrided || access == Access::kStridedColumn) ir.rank = r;
+    if (IsStrided(access)) ir.rank = r;
     value_of[in.name()] = static_cast<int>(ir.inputs.size());
     ir.inputs.push_back(access);
     ir.input_types.push_back(type);
@@ -447,6 +476,30 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
         acc = next_id() - 1;
       }
       value_of[n.output(0)] = acc;
+      continue;
+    }
+    if (op.kind == OpKind::kBatchNorm) {
+      // The reference's inference form, op for op in float: a = scale / sqrt(var + epsilon),
+      // b = B - mean * a, y = x * a + b (per element here; the same roundings per channel).
+      int x, scale, bias, mean, var;
+      NUPHAR_ASSIGN_OR_RETURN(x, operand(n, 0));
+      NUPHAR_ASSIGN_OR_RETURN(scale, operand(n, 1));
+      NUPHAR_ASSIGN_OR_RETURN(bias, operand(n, 2));
+      NUPHAR_ASSIGN_OR_RETURN(mean, operand(n, 3));
+      NUPHAR_ASSIGN_OR_RETURN(var, operand(n, 4));
+      auto push = [&](OpKind kind, int a, int b, float alpha = 0) {
+        IrOp step = op;
+        step.kind = kind;
+        step.a = a;
+        step.b = b;
+        step.alpha = alpha;
+        ir.ops.push_back(step);
+        return next_id() - 1;
+      };
+      const int eps = push(OpKind::kConstant, -1, -1, AttrFloat(n, "epsilon", 1e-5f));
+      const int a = push(OpKind::kDiv, scale, push(OpKind::kSqrt, push(OpKind::kAdd, var, eps), -1));
+      const int b = push(OpKind::kSub, bias, push(OpKind::kMul, mean, a));
+      value_of[n.output(0)] = push(OpKind::kAdd, push(OpKind::kMul, x, a), b);
       continue;
     }
     if (op.kind == OpKind::kWhere) {  // Where(condition, X, Y)

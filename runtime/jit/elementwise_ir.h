@@ -10,7 +10,8 @@
 // any other broadcast (each dim equal to the result's or 1: gtcrn's [C, F] weights over
 // [B, T, C, F], per-channel [C, 1, 1] over [N, C, H, W]), addressed per row through per-dim
 // strides of the actual shapes (arguments of each call; the last dim is read contiguously, or
-// repeated for kStridedColumn, as declared). A further kind, "sliced", is the input of a Split along the last axis: [rows..., width], read through
+// repeated for kStridedColumn, as declared). BatchNormalization's per-channel parameters [C] are
+// kChannel: strided inputs viewed as [C, 1, ..., 1] at the result's dim 1. A further kind, "sliced", is the input of a Split along the last axis: [rows..., width], read through
 // ColumnSlice ops at fixed column offsets (the split outputs are views, never copies; the parts
 // this kernel reads are `cols` wide, the others may have any width).
 //
@@ -43,7 +44,9 @@ class TensorShapeProto;
 
 namespace nuphar::jit {
 
-enum class Access : uint8_t { kFull, kRow, kColumn, kScalar, kSliced, kStrided, kStridedColumn };
+enum class Access : uint8_t { kFull, kRow, kColumn, kScalar, kSliced, kStrided, kStridedColumn, kChannel };
+/// Whether inputs of this access are read through the per-call strided geometry.
+inline bool IsStrided(Access a) { return a == Access::kStrided || a == Access::kStridedColumn || a == Access::kChannel; }
 
 enum class OpKind : uint8_t {
   kAdd, kSub, kMul, kDiv, kMax, kMin,                                  // binary
@@ -57,6 +60,8 @@ enum class OpKind : uint8_t {
   kNot, kAnd, kOr, kXor,                                              // logic on bool
   kWhere,                                                             // c ? a : b (condition in `c`)
   kCast,                                                              // a converted to `type`
+  kConstant,                                                          // the float `alpha` (no operand)
+  kBatchNorm,  // BatchNormalization: the builder expands it into the reference's ops, never in the IR
 };
 
 const char* OpKindName(OpKind kind);
@@ -126,6 +131,16 @@ bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 /// Dims are equal when both have the same value or the same non-empty name.
 bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& out, Access* access,
                     std::string* why);
+/// How BatchNormalization's parameter input (scale, B, mean or var) of declared shape `param` is
+/// read over its X of declared shape `x`: per channel, [C] with C X's dim 1 (a row when X is
+/// [N, C], else kChannel). False with the reason in *why otherwise (spatial=0's per-activation
+/// parameters among them).
+bool ClassifyChannelParam(const onnx::TensorShapeProto& param, const onnx::TensorShapeProto& x, Access* access,
+                          std::string* why);
+/// Whether a BatchNormalization node is the inference form the generator expands (one output,
+/// training_mode 0, spatial 1), with the reason in *why when not.
+bool IsInferenceBatchNorm(const onnx::NodeProto& node, int opset, std::string* why);
+
 /// Sizes of a Split along the last axis of a value of rank `rank` and static last dim `width`:
 /// from its 'split' attribute, its input 1 (`constant_sizes`, when given), or equal parts (also
 /// Split-18's num_outputs). Empty when the node does not split the last axis into known sizes.

@@ -164,6 +164,7 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
   int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, geo->inputs_);
   std::fill(shape, shape + rank, int64_t{1});
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+    if (ir_.inputs[i] == Access::kChannel) continue;  // [C] at dim 1: checked below
     const std::vector<int64_t>& s = inputs[i]->shape();
     const bool sliced = ir_.inputs[i] == Access::kSliced;
     if (sliced && (s.empty() || s.back() != ir_.input_widths[i])) return false;
@@ -208,6 +209,10 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
           return false;
         flat = false;
         break;
+      case Access::kChannel:
+        if (rank < 3 || s.size() != 1 || s[0] != shape[1]) return false;
+        flat = false;
+        break;
       case Access::kStrided:
       case Access::kStridedColumn: {
         // Every dim broadcasts (the result shape above); the last must be read as the code bakes it.
@@ -223,10 +228,14 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
     int64_t* out = input_cols + ni;
     for (size_t d = 0; d < outer; ++d) *out++ = shape[d];
     for (size_t i = 0; i < ni; ++i) {
-      if (ir_.inputs[i] != Access::kStrided && ir_.inputs[i] != Access::kStridedColumn) continue;
+      if (!IsStrided(ir_.inputs[i])) continue;
       const std::vector<int64_t>& s = inputs[i]->shape();
       int64_t* strides = out;
       out += outer;
+      if (ir_.inputs[i] == Access::kChannel) {  // [C] viewed as [C, 1, ..., 1] at the result's dim 1
+        for (size_t d = 0; d < outer; ++d) strides[d] = d == 1 ? 1 : 0;
+        continue;
+      }
       int64_t step = s.empty() ? 1 : s.back();  // the elements of one input row
       for (size_t d = outer; d-- > 0;) {
         const size_t lead = rank - s.size();  // the input's dims align at the result's last

@@ -170,6 +170,8 @@ class Partitioner {
       return *why = n.op_type() + " below opset 7 (legacy broadcast)", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
+    const bool batch_norm = n.op_type() == "BatchNormalization";
+    if (batch_norm && !IsInferenceBatchNorm(n, static_cast<int>(model_.OpsetFor("")), why)) return false;
     const std::string& out = n.output(0);
     if (folded_.count(out)) return *why = "its inputs are constants: folded at load", false;
     // Element types (elementwise_ir.h): the generator's rule for the operands' types, and the
@@ -208,7 +210,9 @@ class Partitioner {
       }
       Access access;
       std::string reason;
-      if (!ClassifyAccess(in_shape, space, &access, &reason)) return *why = "input '" + in + "': " + reason, false;
+      const bool read = batch_norm && i > 0 ? ClassifyChannelParam(in_shape, space, &access, &reason)  // scale, B, mean, var
+                                            : ClassifyAccess(in_shape, space, &access, &reason);
+      if (!read) return *why = "input '" + in + "': " + reason, false;
     }
     return true;
   }

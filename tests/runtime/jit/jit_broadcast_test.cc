@@ -1,7 +1,8 @@
 // Generated elementwise kernels reading general broadcasts (Access::kStrided / kStridedColumn)
 // against the reference executor on every codegen tier: gtcrn's [C, F] weights over [B, T, C, F],
 // per-channel [C, 1, 1] over [N, C, H, W], two inputs broadcast on different dims, integer values,
-// symbolic dims, and the fallback when the actual shape contradicts the declared access.
+// symbolic dims, the fallback when the actual shape contradicts the declared access, and
+// BatchNormalization's per-channel parameters (Access::kChannel).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -88,6 +89,53 @@ TEST(JitBroadcast, WrongDeclaredShapeFallsBackToTheReference) {
   AddNode(g, "Mul", {"x", "s"}, {"y"});
   for (const char* tier : kCodegenTiers)
     ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 3, 33}, 4)}, {"w", Random({3, 33}, 5)}}, 1, TierSettings(tier));
+}
+
+// BatchNormalization (inference) as the reference computes it, per channel [C] over X of rank 2
+// (a row), 3 and 4 (T symbolic), its parameters initializers or graph inputs, fused with the Relu
+// after it; at opsets 9 and 15.
+TEST(JitBroadcast, BatchNormalizationIsBitIdentical) {
+  for (int opset : {9, 15})
+    for (size_t rank : {2, 3, 4})
+      for (bool constant_params : {true, false}) {
+        SCOPED_TRACE("opset " + std::to_string(opset) + " rank " + std::to_string(rank) +
+                     (constant_params ? " initializers" : " inputs"));
+        const int64_t C = 5;
+        std::vector<Dim> x_dims = {int64_t{2}, C, std::string("T"), int64_t{17}};
+        x_dims.resize(rank);
+        onnx::GraphProto g;
+        g.set_name("g");
+        *g.add_input() = MakeValueInfo("x", DType::kFloat, x_dims);
+        *g.add_output() = MakeValueInfo("y", DType::kFloat, x_dims);
+        *g.add_value_info() = MakeValueInfo("n", DType::kFloat, x_dims);
+        NamedTensors feeds;
+        uint32_t seed = 7;
+        for (const char* p : {"scale", "bias", "mean", "var"}) {
+          Tensor t = Random({C}, seed++, std::string(p) == "var" ? 0.f : -2.f, 2.f);
+          if (constant_params) {
+            auto* init = g.add_initializer();
+            init->set_name(p);
+            init->set_data_type(onnx::TensorProto::FLOAT);
+            init->add_dims(C);
+            for (int64_t k = 0; k < C; ++k) init->add_float_data(t.data<float>()[k]);
+          } else {
+            *g.add_input() = MakeValueInfo(p, DType::kFloat, {C});
+            feeds.emplace_back(p, t);
+          }
+        }
+        SetAttr(AddNode(g, "BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}), "epsilon", 1e-3f);
+        AddNode(g, "Relu", {"n"}, {"y"});
+        const onnx::ModelProto model = MakeModel(g, opset);
+        for (const char* tier : kCodegenTiers)
+          for (int64_t t : {1, 6}) {
+            SCOPED_TRACE(std::string(tier) + " T=" + std::to_string(t));
+            std::vector<int64_t> shape = {2, C, t, 17};
+            shape.resize(rank);
+            NamedTensors run = feeds;
+            run.emplace_back("x", Random(shape, 3));
+            ExpectBitIdentical(model, run, 2, TierSettings(tier));
+          }
+      }
 }
 
 }  // namespace
