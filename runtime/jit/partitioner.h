@@ -13,9 +13,11 @@
 // so is the layer-norm chain around two ReduceMeans (reduce_ir.h): x, eps -> JitKernel -> y.
 #pragma once
 
+#include "runtime/core/graph_rewrite.h"
+
 namespace nuphar::jit {
 
-inline constexpr const char* kJitKernelOp = "JitKernel";
+inline constexpr const char* kJitKernelOp = kPartitionOp;  // runtime/core/graph_rewrite.h
 /// A Scan (opset 9+) the JIT runs: the whole loop is generated when its body allows
 /// (jit_scan_kernel.cc), else the reference Scan runs it.
 inline constexpr const char* kJitScanOp = "JitScan";
