@@ -166,7 +166,7 @@ DType ElementwiseResultType(const onnx::NodeProto& node, const std::vector<DType
         if (t != DType::kFloat) return *why = node.op_type() + " is generated for float only", DType::kUndefined;
       return DType::kFloat;
     case Types::kNumber:
-      if (!number || !alike(0)) return *why = "operands are not all float, int32 or all int64 alike", DType::kUndefined;
+      if (!number || !alike(0)) return *why = "operands are not alike float, int32 or int64", DType::kUndefined;
       return first;
     case Types::kInteger:
       if ((first != DType::kInt32 && first != DType::kInt64) || !alike(0))
