@@ -119,7 +119,8 @@ class Emitter {
     row_offsets_.assign(ir_.inputs.size(), nullptr);
     if (ir_.StridedInputs() == 0) return;
     const int64_t ni = static_cast<int64_t>(ir_.inputs.size()), outer = ir_.rank - 1;
-    auto geometry = [&](int64_t k) {
+    auto geometry = [&](int64_t k) -> Value* {  // baked when the declared shapes fix it
+      if (!ir_.static_geometry.empty()) return b_.getInt64(ir_.static_geometry[static_cast<size_t>(k)]);
       return b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), input_cols_, static_cast<uint64_t>(ni + k)));
     };
     std::vector<Value*> index(static_cast<size_t>(outer));

@@ -291,6 +291,30 @@ int ElementwiseIR::StridedInputs() const {
   return n;
 }
 
+void ElementwiseIR::FillStridedGeometry(std::span<const int64_t> result,
+                                        const std::function<std::span<const int64_t>(size_t)>& input_shape,
+                                        int64_t* out) const {
+  const size_t r = result.size(), outer = r - 1;
+  for (size_t d = 0; d < outer; ++d) *out++ = result[d];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!IsStrided(inputs[i])) continue;
+    int64_t* strides = out;
+    out += outer;
+    if (inputs[i] == Access::kChannel) {  // [C] viewed as [C, 1, ..., 1] at the result's dim 1
+      for (size_t d = 0; d < outer; ++d) strides[d] = d == 1 ? 1 : 0;
+      continue;
+    }
+    const std::span<const int64_t> s = input_shape(i);
+    int64_t step = s.empty() ? 1 : s.back();  // the elements of one input row
+    for (size_t d = outer; d-- > 0;) {
+      const size_t lead = r - s.size();  // the input's dims align at the result's last
+      const int64_t dim = d < lead ? 1 : s[d - lead];
+      strides[d] = dim == 1 ? 0 : step;  // a repeated dim does not move
+      step *= dim;
+    }
+  }
+}
+
 size_t ElementwiseIR::StridedGeometrySize() const {
   const int n = StridedInputs();
   return n == 0 || rank < 1 ? 0 : static_cast<size_t>((rank - 1) * (1 + n));
@@ -333,6 +357,11 @@ std::string ElementwiseIR::ToText() const {
       std::snprintf(buf, sizeof(buf), " %a %a", op.alpha, op.beta);  // exact: the text is the identity
       s += buf;
     }
+    s += "\n";
+  }
+  if (!static_geometry.empty()) {
+    s += "geometry";
+    for (int64_t g : static_geometry) s += " " + std::to_string(g);
     s += "\n";
   }
   s += "outputs";
@@ -543,6 +572,27 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     if (!SameDeclaredShape(out.type().tensor_type().shape(), space))
       return Diag::Msg("jit: partition output '" + out.name() + "' does not have the kernel's shape");
     ir.outputs.push_back(it->second);
+  }
+  // The strided geometry is baked when every dim it reads is declared static.
+  if (ir.rank > 0) {
+    auto static_dims = [](const onnx::TensorShapeProto& shape, std::vector<int64_t>* dims) {
+      for (const auto& d : shape.dim()) {
+        if (!d.has_dim_value()) return false;
+        dims->push_back(d.dim_value());
+      }
+      return true;
+    };
+    std::vector<int64_t> result;
+    std::vector<std::vector<int64_t>> shapes(ir.inputs.size());
+    bool known = static_dims(space, &result);
+    for (size_t i = 0; known && i < ir.inputs.size(); ++i)
+      if (IsStrided(ir.inputs[i]) && ir.inputs[i] != Access::kChannel)
+        known = static_dims(body.input(static_cast<int>(i)).type().tensor_type().shape(), &shapes[i]);
+    if (known) {
+      ir.static_geometry.resize(ir.StridedGeometrySize());
+      ir.FillStridedGeometry(result, [&](size_t i) { return std::span<const int64_t>(shapes[i]); },
+                             ir.static_geometry.data());
+    }
   }
   return ir;
 }

@@ -30,6 +30,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,10 @@ struct ElementwiseIR {
   std::vector<int64_t> input_widths;  ///< per input: the static last dim of a kSliced input, else 0
   int64_t slice_cols = 0;             ///< the static last dim of the result when an input is sliced
   int64_t rank = 0;                   ///< the result's rank when an input is strided, else 0
+  /// The strided geometry (FillStridedGeometry) when the declared shapes fix it: baked into the
+  /// code as constants, and a call whose actual geometry differs runs the reference. Empty when
+  /// a dim it depends on is symbolic (then it is the call's argument only).
+  std::vector<int64_t> static_geometry;
   std::vector<IrOp> ops;
   std::vector<int> outputs;  ///< value ids written to the output buffers, in output order
 
@@ -93,6 +99,10 @@ struct ElementwiseIR {
   /// dims but the last (rank - 1), then each strided input's stride per such dim (0 where it
   /// repeats), in input order.
   size_t StridedGeometrySize() const;
+  /// Writes that geometry (StridedGeometrySize values) for a result of shape `result` (rank
+  /// `rank`) and inputs of shapes `input_shape(i)`, which broadcast to it.
+  void FillStridedGeometry(std::span<const int64_t> result,
+                           const std::function<std::span<const int64_t>(size_t)>& input_shape, int64_t* out) const;
 
   /// The element type of value `v`.
   DType TypeOf(int v) const;

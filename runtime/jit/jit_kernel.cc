@@ -224,26 +224,12 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
     }
   }
   if (ir_.rank > 0) {  // the strided geometry: the result's outer dims, then each strided input's strides
-    const size_t outer = rank - 1;
-    int64_t* out = input_cols + ni;
-    for (size_t d = 0; d < outer; ++d) *out++ = shape[d];
-    for (size_t i = 0; i < ni; ++i) {
-      if (!IsStrided(ir_.inputs[i])) continue;
-      const std::vector<int64_t>& s = inputs[i]->shape();
-      int64_t* strides = out;
-      out += outer;
-      if (ir_.inputs[i] == Access::kChannel) {  // [C] viewed as [C, 1, ..., 1] at the result's dim 1
-        for (size_t d = 0; d < outer; ++d) strides[d] = d == 1 ? 1 : 0;
-        continue;
-      }
-      int64_t step = s.empty() ? 1 : s.back();  // the elements of one input row
-      for (size_t d = outer; d-- > 0;) {
-        const size_t lead = rank - s.size();  // the input's dims align at the result's last
-        const int64_t dim = d < lead ? 1 : s[d - lead];
-        strides[d] = dim == 1 ? 0 : step;
-        step *= dim;
-      }
-    }
+    ir_.FillStridedGeometry(result, [&](size_t i) { return std::span<const int64_t>(inputs[i]->shape()); },
+                            input_cols + ni);
+    // Baked into the code: a call of another geometry (a declared shape the actual contradicts).
+    if (!ir_.static_geometry.empty() &&
+        !std::equal(ir_.static_geometry.begin(), ir_.static_geometry.end(), input_cols + ni))
+      return false;
   }
   if (flat) {
     geo->cols = total;

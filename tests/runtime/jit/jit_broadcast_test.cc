@@ -75,20 +75,41 @@ TEST(JitBroadcast, TwoInputsBroadcastOnDifferentDims) {
     }
 }
 
-// s = Sin(w) is declared [3, 1] (read as a repeated column) but is [3, 33] at run time: the
-// generated code does not fit, and the reference runs the partition.
-TEST(JitBroadcast, WrongDeclaredShapeFallsBackToTheReference) {
+// Static shapes: the geometry is baked into the code as constants.
+TEST(JitBroadcast, StaticShapesBakeTheGeometry) {
   onnx::GraphProto g;
   g.set_name("g");
-  const std::vector<Dim> x_dims = {int64_t{2}, int64_t{3}, int64_t{33}};
+  const std::vector<Dim> x_dims = {int64_t{2}, int64_t{3}, int64_t{4}, int64_t{33}};
   *g.add_input() = MakeValueInfo("x", DType::kFloat, x_dims);
-  *g.add_input() = MakeValueInfo("w", DType::kFloat, {int64_t{3}, int64_t{33}});
+  *g.add_input() = MakeValueInfo("w", DType::kFloat, {int64_t{3}, int64_t{1}, int64_t{33}});
+  *g.add_input() = MakeValueInfo("c", DType::kFloat, {int64_t{2}, int64_t{1}, int64_t{4}, int64_t{1}});
   *g.add_output() = MakeValueInfo("y", DType::kFloat, x_dims);
-  *g.add_value_info() = MakeValueInfo("s", DType::kFloat, {int64_t{3}, int64_t{1}});
-  AddNode(g, "Sin", {"w"}, {"s"});
-  AddNode(g, "Mul", {"x", "s"}, {"y"});
+  *g.add_value_info() = MakeValueInfo("m", DType::kFloat, x_dims);
+  AddNode(g, "Mul", {"x", "w"}, {"m"});
+  AddNode(g, "Sub", {"m", "c"}, {"y"});
   for (const char* tier : kCodegenTiers)
-    ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 3, 33}, 4)}, {"w", Random({3, 33}, 5)}}, 1, TierSettings(tier));
+    ExpectBitIdentical(MakeModel(g, 13),
+                       {{"x", Random({2, 3, 4, 33}, 4)}, {"w", Random({3, 1, 33}, 5)}, {"c", Random({2, 1, 4, 1}, 6)}}, 2,
+                       TierSettings(tier));
+}
+
+// s = Sin(w) declared other than it is at run time: [3, 1] (a repeated column) but [3, 33], or
+// [3, 33] (baked strides) but [1, 33]. The generated code does not fit, the reference runs it.
+TEST(JitBroadcast, WrongDeclaredShapeFallsBackToTheReference) {
+  for (const std::vector<int64_t>& declared : std::vector<std::vector<int64_t>>{{3, 1}, {3, 33}}) {
+    const std::vector<int64_t> actual = declared[1] == 1 ? std::vector<int64_t>{3, 33} : std::vector<int64_t>{1, 33};
+    onnx::GraphProto g;
+    g.set_name("g");
+    const std::vector<Dim> x_dims = {int64_t{2}, int64_t{3}, int64_t{33}};
+    *g.add_input() = MakeValueInfo("x", DType::kFloat, x_dims);
+    *g.add_input() = MakeValueInfo("w", DType::kFloat, {actual[0], actual[1]});
+    *g.add_output() = MakeValueInfo("y", DType::kFloat, x_dims);
+    *g.add_value_info() = MakeValueInfo("s", DType::kFloat, {declared[0], declared[1]});
+    AddNode(g, "Sin", {"w"}, {"s"});
+    AddNode(g, "Mul", {"x", "s"}, {"y"});
+    for (const char* tier : kCodegenTiers)
+      ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 3, 33}, 4)}, {"w", Random(actual, 5)}}, 1, TierSettings(tier));
+  }
 }
 
 // BatchNormalization (inference) as the reference computes it, per channel [C] over X of rank 2
