@@ -155,6 +155,8 @@ class JitScanKernel final : public OpKernel {
       ScanLoopStep step;
       if (const auto* ew = dynamic_cast<const JitElementwiseKernel*>(n.kernel.get())) {
         if (!ew->ir()) return *why = "partition '" + n.name + "' has no generated code", false;
+        if (!ew->ir()->AllFloat()) return *why = "partition '" + n.name + "' computes values other than float", false;
+        if (ew->ir()->StridedInputs() > 0) return *why = "partition '" + n.name + "' reads a strided broadcast", false;
         step.elementwise = ew->ir();
       } else if (const DirectCall* dc = n.kernel->direct_call()) {
         step.direct = dc;

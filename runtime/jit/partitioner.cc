@@ -116,6 +116,7 @@ class Partitioner {
         TryMerge(Find(it->second), Find(i));
       }
     }
+    KeepLoneCastsWithDataMovement();
     return Emit() + static_cast<int>(whole_ifs_.size());  // a graph whose only change is a JitIf is rewritten too
   }
 
@@ -129,11 +130,12 @@ class Partitioner {
     auto it = model_.value_shapes.find(name);
     return it == model_.value_shapes.end() ? nullptr : &it->second;
   }
-  bool IsFloat(const std::string& name) const {
-    if (const Tensor* c = ctx_.constants(name)) return c->dtype() == DType::kFloat;
+  DType TypeOf(const std::string& name) const {
+    if (const Tensor* c = ctx_.constants(name)) return c->dtype();
     auto it = model_.value_types.find(name);
-    return it != model_.value_types.end() && it->second == DType::kFloat;
+    return it == model_.value_types.end() ? DType::kUndefined : it->second;
   }
+  bool IsFloat(const std::string& name) const { return TypeOf(name) == DType::kFloat; }
 
   // An If whose two branches are views of the values they read (if_ir.h) becomes JitIf, those
   // values appended to its inputs and their declared ranks in kIfOperandRanksAttr; any other If
@@ -217,12 +219,26 @@ class Partitioner {
     if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
       return *why = std::to_string(n.input_size()) + " input(s), not what " + n.op_type() + " takes", false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
+    if (model_.OpsetFor("") < ElementwiseMinOpset(n.op_type()))
+      return *why = n.op_type() + " below opset " + std::to_string(ElementwiseMinOpset(n.op_type())), false;
     if ((n.op_type() == "PRelu" || n.op_type() == "Pow") && model_.OpsetFor("") < 7)
       return *why = n.op_type() + " below opset 7 (legacy broadcast)", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
+    const bool batch_norm = n.op_type() == "BatchNormalization";
+    if (batch_norm && !IsInferenceBatchNorm(n, static_cast<int>(model_.OpsetFor("")), why)) return false;
     const std::string& out = n.output(0);
-    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    if (folded_.count(out)) return *why = "its inputs are constants: folded at load", false;
+    // Element types (elementwise_ir.h): the generator's rule for the operands' types, and the
+    // declared output type must be what it gives.
+    std::vector<DType> types;
+    for (const auto& in : n.input()) types.push_back(in.empty() ? DType::kUndefined : TypeOf(in));
+    const DType result = ElementwiseResultType(n, types, why);
+    if (result == DType::kUndefined) return false;
+    if (n.op_type() == "Cast" && types[0] == result)
+      return *why = "a Cast to its own type (a view of the data-movement family)", false;
+    if (TypeOf(out) != result)
+      return *why = "output '" + out + "' is not known to be " + DTypeName(result), false;
     const auto* out_shape = ShapeOf(out);
     if (!out_shape) return *why = "output '" + out + "' has no declared shape", false;
     const onnx::TensorShapeProto space = ToShapeProto(*out_shape);
@@ -239,7 +255,6 @@ class Partitioner {
                  false;
         continue;
       }
-      if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
       onnx::TensorShapeProto in_shape;
       if (const Tensor* c = ctx_.constants(in)) {
         for (int64_t d : c->shape()) in_shape.add_dim()->set_dim_value(d);
@@ -250,7 +265,9 @@ class Partitioner {
       }
       Access access;
       std::string reason;
-      if (!ClassifyAccess(in_shape, space, &access, &reason)) return *why = "input '" + in + "': " + reason, false;
+      const bool read = batch_norm && i > 0 ? ClassifyChannelParam(in_shape, space, &access, &reason)  // scale, B, mean, var
+                                            : ClassifyAccess(in_shape, space, &access, &reason);
+      if (!read) return *why = "input '" + in + "': " + reason, false;
     }
     return true;
   }
@@ -411,6 +428,22 @@ class Partitioner {
     }
   }
 
+  // The elementwise family takes a Cast to fuse it with its neighbours; a Cast that joined no
+  // group is a data-movement partition when that family takes it (the same copy, for more types).
+  void KeepLoneCastsWithDataMovement() {
+    const int n = g_.node_size();
+    std::vector<int> group_size(static_cast<size_t>(n), 0);
+    for (int i = 0; i < n; ++i)
+      if (candidate_[static_cast<size_t>(i)]) ++group_size[static_cast<size_t>(Find(i))];
+    for (int i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      std::string why;
+      if (candidate_[k] && !datamove_[k] && !solo_[k] && g_.node(i).op_type() == "Cast" &&
+          group_size[static_cast<size_t>(Find(i))] == 1 && AcceptsDataMove(g_.node(i), &why))
+        datamove_[k] = 1;
+    }
+  }
+
   int Find(int i) {
     while (group_[static_cast<size_t>(i)] != i) i = group_[static_cast<size_t>(i)] = group_[static_cast<size_t>(group_[static_cast<size_t>(i)])];
     return i;
@@ -457,7 +490,7 @@ class Partitioner {
     onnx::ValueInfoProto vi;
     vi.set_name(name);
     auto* tt = vi.mutable_type()->mutable_tensor_type();
-    DType type = DType::kFloat;  // elementwise values are float; data movement keeps its type
+    DType type = DType::kFloat;  // every partition value's type is known (Accepts); float is the old default
     if (const Tensor* c = ctx_.constants(name)) type = c->dtype();
     else if (auto it = model_.value_types.find(name); it != model_.value_types.end()) type = it->second;
     tt->set_elem_type(static_cast<int>(type));
