@@ -516,7 +516,8 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   if (status.ok()) {
     for (int ref : refs) {
       const Tensor* t = frame->Get(ref);
-      outputs.push_back(t ? *t : Tensor());
+      // A view of a value the frame keeps for its next Run (shape_values.h) goes out as a copy.
+      outputs.push_back(!t ? Tensor() : frame->KeepsBufferOf(*t) ? t->Clone() : *t);
     }
   }
   // Drop the bindings to the caller's inputs so the pooled frame does not keep them alive.

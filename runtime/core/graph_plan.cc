@@ -13,6 +13,7 @@
 #include "graph/node_builder.h"
 #include "runtime/core/profiler.h"
 #include "runtime/core/settings.h"
+#include "runtime/core/shape_values.h"
 #include "runtime/core/tensor_budget.h"
 #include "runtime/core/tensor_proto.h"
 
@@ -353,6 +354,7 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     PlanNode pn;
     pn.name = node.name();
     pn.op_type = node.op_type();
+    pn.graph_index = idx;
     std::vector<const Tensor*> const_inputs;
     std::vector<DType> types;
     bool all_const = true;
@@ -435,6 +437,38 @@ Status GraphPlan::ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope
   return Status::OK();
 }
 
+void GraphPlan::MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& scope) {
+  const ModelContext& model = *scope.model;
+  if (model.settings != nullptr && model.settings->Is("nuphar_reuse_shape_values", "off")) return;
+  std::vector<int> order;
+  for (const PlanNode& pn : nodes_) order.push_back(pn.graph_index);
+  auto is_constant = [&](const std::string& name) {
+    auto it = scope.refs.find(name);
+    if (it != scope.refs.end()) return scope.ConstantFor(it->second) != nullptr;
+    auto outer = scope.outer_by_name.find(name);
+    return outer != scope.outer_by_name.end() && scope.ConstantFor(outer->second) != nullptr;
+  };
+  auto opset = [&](const std::string& domain) { return model.OpsetFor(domain); };
+  std::vector<std::string> outer_values;
+  for (const auto& [name, ref] : scope.outer_by_name)
+    if (!scope.ConstantFor(ref)) outer_values.push_back(name);
+  const std::vector<bool> decided = FindValueDecidedNodes(graph, order, is_constant, opset, outer_values);
+  // Session::Run hands the graph outputs to the caller and drops them from the frame, and a
+  // control-flow kernel takes a body's: a node that writes one runs every time.
+  std::unordered_set<int> outputs(output_refs_.begin(), output_refs_.end());
+  for (PlanNode& pn : nodes_) {
+    if (!decided[static_cast<size_t>(pn.graph_index)] || !pn.implicit_inputs.empty()) continue;
+    bool writes_output = false;
+    for (int o : pn.outputs) writes_output |= outputs.count(o) > 0;
+    if (writes_output) continue;
+    pn.value_decided = true;
+    has_value_decided_ = true;
+    for (int o : pn.outputs)
+      if (o >= 0) decided_slots_.push_back(o);
+    ++model.counters["plan_nodes_shape_decided"];
+  }
+}
+
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   NUPHAR_CHECK(model.registry != nullptr, "ModelContext::registry must be set");
@@ -467,6 +501,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   plan->pool_ = model.pool;
   if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
   if (Status s = plan->ResolveOutputs(graph, scope); !s.ok()) return located(std::move(s));
+  plan->MarkValueDecidedNodes(graph, scope);
   return plan;
 }
 
@@ -511,10 +546,44 @@ Status Frame::NodeError(Status s, const PlanNode& node) const {
   return s.WithGraph(plan_.name());
 }
 
+bool Frame::BeginRun() {
+  if (!plan_.has_value_decided_) return false;
+  // The key: the shapes of the graph inputs, then of the outer values a body reads.
+  const size_t inputs = plan_.input_names().size(), keys = inputs + outer_.size();
+  bool repeat = decided_valid_ && decided_shapes_.size() == keys;
+  decided_shapes_.resize(keys);
+  static const Tensor kUnbound;
+  for (size_t i = 0; i < keys; ++i) {
+    const Tensor& t = i < inputs ? locals_[static_cast<size_t>(plan_.input_slot(i))]
+                                 : (outer_[i - inputs] ? *outer_[i - inputs] : kUnbound);
+    const std::span<const int64_t> shape = t.shape();
+    // An unbound input (shape {}) and a scalar compare alike, so definedness is part of the key.
+    const bool same = decided_shapes_[i].size() == shape.size() + 1 && decided_shapes_[i][0] == t.defined() &&
+                      std::equal(shape.begin(), shape.end(), decided_shapes_[i].begin() + 1);
+    if (!same) {
+      repeat = false;
+      decided_shapes_[i].assign(1, t.defined());
+      decided_shapes_[i].insert(decided_shapes_[i].end(), shape.begin(), shape.end());
+    }
+  }
+  decided_valid_ = false;
+  return repeat;
+}
+
+bool Frame::KeepsBufferOf(const Tensor& value) const {
+  if (decided_valid_)
+    for (int slot : plan_.decided_slots_)
+      if (locals_[static_cast<size_t>(slot)].SharesBufferWith(value)) return true;
+  for (const auto& body : subgraph_frames_)  // an If output may be a view of a branch's kept value
+    if (body && body->KeepsBufferOf(value)) return true;
+  return false;
+}
+
 Status Frame::Execute() {
   // The only cost of profiling when it is off: this branch, once per graph execution.
   if (profile_) [[unlikely]]
     return ExecuteProfiled();
+  const bool skip_decided = BeginRun();
   const size_t limit = TensorByteLimit();
   auto run = [&](size_t i) -> Status {
     const PlanNode& node = plan_.nodes()[i];
@@ -526,7 +595,9 @@ Status Frame::Execute() {
   };
   const size_t n = plan_.nodes().size();
   for (size_t i = 0; i < n; ++i) {
-    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr) {
+    if (skip_decided && plan_.nodes()[i].value_decided) continue;
+    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr &&
+        !(skip_decided && plan_.nodes()[i + 1].value_decided)) {
       // Independent nodes: disjoint outputs, node scratch and unnamed outputs; inputs are read only.
       Status pair[2];
       plan_.pool_->ParallelFor(2, [&](int t) { pair[t] = run(i + static_cast<size_t>(t)); });
@@ -537,6 +608,7 @@ Status Frame::Execute() {
     }
     NUPHAR_RETURN_IF_ERROR(run(i));
   }
+  FinishRun(true);
   return Status::OK();
 }
 
@@ -545,6 +617,7 @@ Status Frame::Execute() {
 // also use); both are folded into this frame's profile afterwards.
 Status Frame::ExecuteProfiled() {
   RunProfile* profile = RunProfile::ThreadOverride() ? RunProfile::ThreadOverride() : profile_;
+  const bool skip_decided = BeginRun();
   const size_t limit = TensorByteLimit();
   auto run = [&](size_t i, RunProfile& into) -> Status {
     const PlanNode& node = plan_.nodes()[i];
@@ -559,7 +632,9 @@ Status Frame::ExecuteProfiled() {
   };
   const size_t n = plan_.nodes().size();
   for (size_t i = 0; i < n; ++i) {
-    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr) {
+    if (skip_decided && plan_.nodes()[i].value_decided) continue;
+    if (plan_.nodes()[i].run_with_next && i + 1 < n && plan_.pool_ != nullptr &&
+        !(skip_decided && plan_.nodes()[i + 1].value_decided)) {
       Status pair[2];
       RunProfile side[2];
       plan_.pool_->ParallelFor(2, [&](int t) {
@@ -575,6 +650,7 @@ Status Frame::ExecuteProfiled() {
     }
     NUPHAR_RETURN_IF_ERROR(run(i, *profile));
   }
+  FinishRun(true);
   return Status::OK();
 }
 

@@ -108,6 +108,10 @@ struct PlanNode {
   /// Runs concurrently with the next node on the session's pool (they are independent; see
   /// PairIndependentNodes in graph_plan.cc).
   bool run_with_next = false;
+  /// Its outputs are a function of the shapes of the graph inputs and outer values
+  /// (shape_values.h): a frame skips it when they repeat its previous successful execution's.
+  bool value_decided = false;
+  int graph_index = -1;  ///< the node's index in the compiled GraphProto
   std::unique_ptr<OpKernel> kernel;
 };
 
@@ -144,6 +148,9 @@ class GraphPlan {
   static void PairIndependentNodes(GraphPlan* plan);
   /// 5. Graph outputs.
   Status ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope);
+  /// 6. Marks the nodes whose outputs the shapes of the inputs and outer values decide
+  /// (shape_values.h), unless nuphar_reuse_shape_values is off.
+  void MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& scope);
   std::string name_;
   int num_locals_ = 0;
   std::deque<Tensor> constants_;  ///< deque: references stay valid while folding appends
@@ -151,6 +158,8 @@ class GraphPlan {
   std::vector<std::string> input_names_, output_names_;
   std::vector<int> input_slots_, input_defaults_, output_refs_;
   std::vector<PlanNode> nodes_;
+  bool has_value_decided_ = false;  ///< some node is value_decided
+  std::vector<int> decided_slots_;  ///< the local slots the value_decided nodes write
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
   /// While compiling (ApplyRewrites to DefineValues): the weights the rewrite copy left in the
   /// caller's graph (graph_plan.cc CopyForRewrites).
@@ -222,7 +231,9 @@ class Frame {
   void ClearInputs();
 
   /// Runs every node in order (a node marked run_with_next together with the next one, on the
-  /// session's pool). Errors name the node and graph.
+  /// session's pool). Errors name the node and graph. A frame skips the value_decided nodes when
+  /// the shapes of its inputs and outer values equal those of its previous successful execution:
+  /// their outputs are still in its locals from then.
   Status Execute();
 
   /// Records every kernel run of this frame and of the body frames created under it
@@ -232,11 +243,26 @@ class Frame {
  private:
   Status ExecuteProfiled();
   Status NodeError(Status s, const PlanNode& node) const;
+  /// Whether this Run may skip the value_decided nodes; records the input shapes for the next
+  /// Run and invalidates them until FinishRun(ok) says the Run completed.
+  bool BeginRun();
+  void FinishRun(bool ok) { decided_valid_ = ok && plan_.has_value_decided_; }
+
+ public:
+  /// Whether `value` shares its buffer with a value_decided output this frame or a body frame
+  /// under it keeps for its next execution: a caller that wrote into such an output would change
+  /// what the next Run reads.
+  bool KeepsBufferOf(const Tensor& value) const;
+
+ private:
 
   const GraphPlan& plan_;
   const bool is_body_;
   RunProfile* profile_ = nullptr;
   std::vector<Tensor> locals_;
+  /// The input shapes of the last Run; valid when that Run completed (value_decided outputs kept).
+  std::vector<std::vector<int64_t>> decided_shapes_;
+  bool decided_valid_ = false;
   std::vector<const Tensor*> ptrs_;   ///< locals then constants
   std::vector<const Tensor*> outer_;  ///< outer refs, resolved through the parent frame
   Tensor scratch_;

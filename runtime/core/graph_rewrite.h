@@ -24,6 +24,9 @@ struct ModelContext;
 
 /// Domain of the nodes the runtime's own rewrites create (never written to a model file).
 inline constexpr const char* kFusedDomain = "com.nuphar.internal";
+/// Op of a partition node (domain kFusedDomain): attribute `body` holds the nodes it replaces,
+/// whose inputs and outputs match the node's by position (the JIT partitioner's, runtime/jit/).
+inline constexpr const char* kPartitionOp = "JitKernel";
 
 /// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
 using ConstantLookup = std::function<const Tensor*(const std::string& name)>;

@@ -38,6 +38,7 @@ const std::vector<std::string>& Settings::KnownKeys() {
       "nuphar_igemm_tile_n", "nuphar_igemm_tile_k", "nuphar_igemm_permute", "nuphar_igemm_split_last_tile",
       "nuphar_fast_math", "nuphar_fast_activation", "nuphar_imatmul_force_mkl", "nuphar_force_no_tensorize",
       "nuphar_profile_file",  // per-kernel trace (runtime/core/profiler.h)
+      "nuphar_reuse_shape_values",  // skip the shape arithmetic of a repeated input shape (runtime/core/shape_values.h)
       // Budgets against hostile models (runtime/core/tensor_budget.h, kernels/control_flow/control_flow_loop.cc).
       "nuphar_max_tensor_bytes", "nuphar_max_loop_iterations", "nuphar_max_subgraph_depth",
   };

@@ -89,7 +89,9 @@ bool IsScalarConstantOperand(const onnx::NodeProto& node, int k) {
   return (node.op_type() == "Clip" && k > 0) || (node.op_type() == "Pow" && k == 1);
 }
 
-bool IsActivationCall(OpKind kind) { return kind == OpKind::kSigmoid || kind == OpKind::kTanh; }
+bool IsActivationCall(OpKind kind) {
+  return kind == OpKind::kSigmoid || kind == OpKind::kTanh || kind == OpKind::kLog;
+}
 
 std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
                                         const std::vector<int64_t>* constant_sizes) {

@@ -12,8 +12,8 @@
 // this kernel reads are `cols` wide, the others may have any width).
 //
 // # Why activations are calls
-// Sigmoid and Tanh call the reference's vector math (jit_runtime_abi.h) on column tiles kept in
-// stack buffers, so generated kernels round exactly like the reference. The ops between
+// Sigmoid, Tanh and Log (IsActivationCall) call the reference's vector math (jit_runtime_abi.h)
+// on column tiles kept in stack buffers, so generated kernels round exactly like the reference. The ops between
 // activations are fused into one vectorized loop per tile ("segments", see codegen).
 #pragma once
 

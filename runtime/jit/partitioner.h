@@ -16,9 +16,11 @@
 // x -> JitKernel(x) body: the node, which reads its constant inputs from the graph by name.
 #pragma once
 
+#include "runtime/core/graph_rewrite.h"
+
 namespace nuphar::jit {
 
-inline constexpr const char* kJitKernelOp = "JitKernel";
+inline constexpr const char* kJitKernelOp = kPartitionOp;  // runtime/core/graph_rewrite.h
 /// A Scan (opset 9+) the JIT runs: the whole loop is generated when its body allows
 /// (jit_scan_kernel.cc), else the reference Scan runs it.
 inline constexpr const char* kJitScanOp = "JitScan";

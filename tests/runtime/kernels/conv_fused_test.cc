@@ -108,6 +108,9 @@ TEST(FusedConvTest, OddShapesStridesDilationsGroupsPaddingMatchPlainLoopsOnEvery
       {{1, 24, 19, 7}, {17, 24, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},
       {{1, 7, 5, 31}, {9, 7, 1, 3}, {1, 1}, {1, 1}, {0, 1, 0, 1}, 1, true},
       {{1, 1, 1280}, {33, 1, 64}, {16}, {1}, {0, 0}, 1, false},              // STFT as Conv (melspectrogram)
+      // filter banks (one channel, AVX-512: the packed GEMM over windows): Silero's, padded, N = 2
+      {{1, 1, 1792}, {258, 1, 256}, {64}, {1}, {0, 0}, 1, true},
+      {{2, 1, 301}, {40, 1, 32}, {7}, {1}, {5, 3}, 1, true},
       {{1, 2, 100}, {30, 2, 64}, {16}, {1}, {0, 0}, 1, true},                // 3 output columns
       {{1, 5, 3, 2}, {13, 5, 3, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, true},  // 2 output columns
       // 1x1: the GEMM reads X directly
