@@ -141,14 +141,13 @@ class FusedConvKernel final : public OpKernel {
   // What one call derives from the geometry: the algorithm, the 2-D view of the spatial dims
   // (1-D is H = 1) and the scratch it needs.
   struct Layout {
-    bool filter_bank, depthwise, identity, two, implicit, needs_pad, wide;
+    bool depthwise, identity, two, implicit, needs_pad, wide;
     int64_t H, W, OH, OW, KH, KW, dh, dw, pt, pb, pl, pr, PH, PW, slack;
     size_t ptr_floats, scratch_bytes;
   };
   Layout LayoutFor(const WindowGeometry& g) const {
     Layout l{};
     const int64_t Cg = w_shape_[1], Mg = w_shape_[0] / attrs_.group;
-    l.filter_bank = !filter_bank_.empty();
     l.depthwise = depthwise_;
     l.identity = Im2ColIsIdentity(g);
     l.two = g.rank == 2;
@@ -175,14 +174,14 @@ class FusedConvKernel final : public OpKernel {
     else if (!l.identity)
       work = ck_ * g.out_size();
     l.ptr_floats = static_cast<size_t>(l.depthwise ? 0 : (ck_ * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
-    l.scratch_bytes = l.filter_bank ? FilterBankScratchBytes(g)
-                                    : sizeof(float) * (static_cast<size_t>(work) + l.ptr_floats + 16);
+    l.scratch_bytes = sizeof(float) * (static_cast<size_t>(work) + l.ptr_floats + 16);
+    if (!filter_bank_.empty()) l.scratch_bytes = FilterBankScratchBytes(g);
     return l;
   }
 
   // Y for N images of X (shapes checked), `block` the Layout's scratch.
   void Run(const float* px, int64_t N, const WindowGeometry& g, const Layout& l, float* py, void* block_bytes) const {
-    if (l.filter_bank) return RunFilterBank(g, px, N, py, block_bytes);
+    if (!filter_bank_.empty()) return RunFilterBank(px, N, g, py, block_bytes);
     const int64_t M = w_shape_[0], G = attrs_.group, Cg = w_shape_[1], C = Cg * G, Mg = M / G;
     const int64_t in_size = g.in_size(), out_size = g.out_size(), ck = ck_;
     const ConvKernels& k = k_;
@@ -266,32 +265,6 @@ class FusedConvKernel final : public OpKernel {
     }
   }
 
-  // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    if (!k->Geometry(x, rank, &g)) return 0;
-    y[0] = x[0];
-    y[1] = k->w_shape_[0];
-    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
-    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
-    return rank;
-  }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
-    k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
-  }
-  bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
-    if (rank != static_cast<int>(w_shape_.size()) || x[1] != w_shape_[1] * attrs_.group) return false;
-    const std::span<const int64_t> xs(x, static_cast<size_t>(rank)), ws(w_shape_);
-    auto geometry = ComputeWindowGeometry(attrs_, xs.subspan(2), ws.subspan(2));
-    if (!geometry) return false;
-    *g = *geometry;
-    return true;
-  }
-
   // A filter bank: one input channel, one group, 1-D, no dilation (the STFT front end of audio
   // models: Silero's 258 filters of 256 taps at stride 64). Each output position's window is a
   // contiguous run of the input, so Y^T = windows x W^T is a GEMM whose A rows start `stride`
@@ -304,19 +277,17 @@ class FusedConvKernel final : public OpKernel {
     return w_shape.size() == 3 && w_shape[1] == 1 && attrs.group == 1;
   }
 
-  // The filter bank's scratch: Y^T [OW, ldc] (ldc: M rounded up to the GEMM's column blocks),
-  // then the padded input row when there is padding.
-  size_t FilterBankScratchBytes(const WindowGeometry& g) const {
-    const int64_t blocks = (w_shape_[0] + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
-    const int64_t pad_floats = g.pad_begin[0] != 0 || g.pad_end[0] != 0 ? g.in[0] + g.pad_begin[0] + g.pad_end[0] : 0;
-    return sizeof(float) * static_cast<size_t>(g.out[0] * blocks * PackedGemvF32::kBlockCols + pad_floats);
+  // Floats of the filter bank's scratch: Y^T [OW, ldc], then the padded input.
+  int64_t FilterBankLdc() const {
+    return (w_shape_[0] + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols * PackedGemvF32::kBlockCols;
   }
-
-  void RunFilterBank(const WindowGeometry& g, const float* px, int64_t N, float* py, void* scratch_bytes) const {
+  size_t FilterBankScratchBytes(const WindowGeometry& g) const {
+    return sizeof(float) * static_cast<size_t>(g.out[0] * FilterBankLdc() + g.in[0] + g.pad_begin[0] + g.pad_end[0]);
+  }
+  void RunFilterBank(const float* px, int64_t N, const WindowGeometry& g, float* py, void* scratch_bytes) const {
     const int64_t M = w_shape_[0], K = ck_, W = g.in[0], OW = g.out[0], stride = g.stride[0];
     const int64_t pl = g.pad_begin[0], pr = g.pad_end[0], PW = W + pl + pr;
-    const int64_t blocks = (M + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
-    const int64_t ldc = blocks * PackedGemvF32::kBlockCols;
+    const int64_t ldc = FilterBankLdc(), blocks = ldc / PackedGemvF32::kBlockCols;
     const bool pad = pl != 0 || pr != 0;
     float* scratch = static_cast<float*>(scratch_bytes);
     float* yt = scratch;  // [OW, ldc]
@@ -343,6 +314,32 @@ class FusedConvKernel final : public OpKernel {
                     static_cast<int>(steps_.size()));
       }
     }
+  }
+
+  // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
+    const auto* k = static_cast<const FusedConvKernel*>(state);
+    WindowGeometry g;
+    if (!k->Geometry(x, rank, &g)) return 0;
+    y[0] = x[0];
+    y[1] = k->w_shape_[0];
+    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
+    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
+    return rank;
+  }
+  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
+    const auto* k = static_cast<const FusedConvKernel*>(state);
+    WindowGeometry g;
+    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
+    k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
+  }
+  bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
+    if (rank != static_cast<int>(w_shape_.size()) || x[1] != w_shape_[1] * attrs_.group) return false;
+    const std::span<const int64_t> xs(x, static_cast<size_t>(rank)), ws(w_shape_);
+    auto geometry = ComputeWindowGeometry(attrs_, xs.subspan(2), ws.subspan(2));
+    if (!geometry) return false;
+    *g = *geometry;
+    return true;
   }
 
   void Gemm(const float* wg, int64_t Mg, int64_t ck, const float** brows, int64_t cols_total, float* c, int64_t ldc,
