@@ -146,6 +146,9 @@ class Partitioner {
     std::vector<std::string> names;
     for (const auto* a : attrs) {
       if (!a || !a->has_g()) return refusals_.push_back(Describe(node) + ": a branch is missing");
+      // The reference If reports the mismatch, naming the If (a JitIf would name itself).
+      if (a->g().output_size() != node.output_size())
+        return refusals_.push_back(Describe(node) + ": a branch's output count differs from the node's");
       for (auto& name : IfBranchOuterValues(a->g()))
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
