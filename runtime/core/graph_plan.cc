@@ -422,6 +422,7 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     }
     ++model.counters["plan_nodes"];
     ++model.counters[std::string("plan_nodes_") + pn.kernel->profile_path()];
+    if (has_subgraph) body_nodes_.push_back(static_cast<int>(nodes_.size()));
     nodes_.push_back(std::move(pn));
   }
   return Status::OK();
@@ -444,12 +445,17 @@ void GraphPlan::MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& 
   for (const PlanNode& pn : nodes_) order.push_back(pn.graph_index);
   auto is_constant = [&](const std::string& name) {
     auto it = scope.refs.find(name);
-    return it != scope.refs.end() && scope.ConstantFor(it->second) != nullptr;
+    if (it != scope.refs.end()) return scope.ConstantFor(it->second) != nullptr;
+    auto outer = scope.outer_by_name.find(name);
+    return outer != scope.outer_by_name.end() && scope.ConstantFor(outer->second) != nullptr;
   };
   auto opset = [&](const std::string& domain) { return model.OpsetFor(domain); };
-  const std::vector<bool> decided = FindValueDecidedNodes(graph, order, is_constant, opset);
-  // Session::Run hands the graph outputs to the caller and drops them from the frame: a node
-  // that writes one runs every time.
+  std::vector<std::string> outer_values;
+  for (const auto& [name, ref] : scope.outer_by_name)
+    if (!scope.ConstantFor(ref)) outer_values.push_back(name);
+  const std::vector<bool> decided = FindValueDecidedNodes(graph, order, is_constant, opset, outer_values);
+  // Session::Run hands the graph outputs to the caller and drops them from the frame, and a
+  // control-flow kernel takes a body's: a node that writes one runs every time.
   std::unordered_set<int> outputs(output_refs_.begin(), output_refs_.end());
   for (PlanNode& pn : nodes_) {
     if (!decided[static_cast<size_t>(pn.graph_index)] || !pn.implicit_inputs.empty()) continue;
@@ -496,7 +502,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   plan->pool_ = model.pool;
   if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
   if (Status s = plan->ResolveOutputs(graph, scope); !s.ok()) return located(std::move(s));
-  if (!parent) plan->MarkValueDecidedNodes(graph, scope);
+  plan->MarkValueDecidedNodes(graph, scope);
   return plan;
 }
 
@@ -542,12 +548,15 @@ Status Frame::NodeError(Status s, const PlanNode& node) const {
 }
 
 bool Frame::BeginRun() {
-  if (is_body_ || !plan_.has_value_decided_) return false;
-  const size_t inputs = plan_.input_names().size();
-  bool repeat = decided_valid_ && decided_shapes_.size() == inputs;
-  decided_shapes_.resize(inputs);
-  for (size_t i = 0; i < inputs; ++i) {
-    const Tensor& t = locals_[static_cast<size_t>(plan_.input_slot(i))];
+  if (!plan_.has_value_decided_) return false;
+  // The key: the shapes of the graph inputs, then of the outer values a body reads.
+  const size_t inputs = plan_.input_names().size(), keys = inputs + outer_.size();
+  bool repeat = decided_valid_ && decided_shapes_.size() == keys;
+  decided_shapes_.resize(keys);
+  static const Tensor kUnbound;
+  for (size_t i = 0; i < keys; ++i) {
+    const Tensor& t = i < inputs ? locals_[static_cast<size_t>(plan_.input_slot(i))]
+                                 : (outer_[i - inputs] ? *outer_[i - inputs] : kUnbound);
     const std::span<const int64_t> shape = t.shape();
     // An unbound input (shape {}) and a scalar compare alike, so definedness is part of the key.
     const bool same = decided_shapes_[i].size() == shape.size() + 1 && decided_shapes_[i][0] == t.defined() &&
@@ -563,9 +572,14 @@ bool Frame::BeginRun() {
 }
 
 bool Frame::KeepsBufferOf(const Tensor& value) const {
-  if (!decided_valid_) return false;
-  for (int slot : plan_.decided_slots_)
-    if (locals_[static_cast<size_t>(slot)].SharesBufferWith(value)) return true;
+  if (decided_valid_)
+    for (int slot : plan_.decided_slots_)
+      if (locals_[static_cast<size_t>(slot)].SharesBufferWith(value)) return true;
+  for (int node : plan_.body_nodes_)  // an If output may be a view of a branch's kept value
+    for (int which = 0; which < kSubgraphsPerNode; ++which) {
+      const auto& body = subgraph_frames_[static_cast<size_t>(node + 1) * kSubgraphsPerNode + static_cast<size_t>(which)];
+      if (body && body->KeepsBufferOf(value)) return true;
+    }
   return false;
 }
 

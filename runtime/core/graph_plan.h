@@ -108,8 +108,8 @@ struct PlanNode {
   /// Runs concurrently with the next node on the session's pool (they are independent; see
   /// PairIndependentNodes in graph_plan.cc).
   bool run_with_next = false;
-  /// Its outputs are a function of the graph inputs' shapes (shape_values.h): a main-graph frame
-  /// skips it when a Run's input shapes repeat its previous successful Run's.
+  /// Its outputs are a function of the shapes of the graph inputs and outer values
+  /// (shape_values.h): a frame skips it when they repeat its previous successful execution's.
   bool value_decided = false;
   int graph_index = -1;  ///< the node's index in the compiled GraphProto
   std::unique_ptr<OpKernel> kernel;
@@ -148,8 +148,8 @@ class GraphPlan {
   static void PairIndependentNodes(GraphPlan* plan);
   /// 5. Graph outputs.
   Status ResolveOutputs(const onnx::GraphProto& graph, PlanScope& scope);
-  /// 6. Main graph only: marks the nodes whose outputs the input shapes decide (shape_values.h),
-  /// unless nuphar_reuse_shape_values is off.
+  /// 6. Marks the nodes whose outputs the shapes of the inputs and outer values decide
+  /// (shape_values.h), unless nuphar_reuse_shape_values is off.
   void MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& scope);
   std::string name_;
   int num_locals_ = 0;
@@ -160,6 +160,7 @@ class GraphPlan {
   std::vector<PlanNode> nodes_;
   bool has_value_decided_ = false;  ///< some node is value_decided
   std::vector<int> decided_slots_;  ///< the local slots the value_decided nodes write
+  std::vector<int> body_nodes_;     ///< indices in nodes_ of the nodes with subgraphs
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
   /// While compiling (ApplyRewrites to DefineValues): the weights the rewrite copy left in the
   /// caller's graph (graph_plan.cc CopyForRewrites).
@@ -231,8 +232,8 @@ class Frame {
   void ClearInputs();
 
   /// Runs every node in order (a node marked run_with_next together with the next one, on the
-  /// session's pool). Errors name the node and graph. A main-graph frame skips the
-  /// value_decided nodes when the inputs' shapes equal those of its previous successful Run:
+  /// session's pool). Errors name the node and graph. A frame skips the value_decided nodes when
+  /// the shapes of its inputs and outer values equal those of its previous successful execution:
   /// their outputs are still in its locals from then.
   Status Execute();
 
@@ -246,11 +247,12 @@ class Frame {
   /// Whether this Run may skip the value_decided nodes; records the input shapes for the next
   /// Run and invalidates them until FinishRun(ok) says the Run completed.
   bool BeginRun();
-  void FinishRun(bool ok) { decided_valid_ = ok && plan_.has_value_decided_ && !is_body_; }
+  void FinishRun(bool ok) { decided_valid_ = ok && plan_.has_value_decided_; }
 
  public:
-  /// Whether `value` shares its buffer with a value_decided output this frame keeps for its next
-  /// Run: a caller that wrote into such an output would change what the next Run reads.
+  /// Whether `value` shares its buffer with a value_decided output this frame or a body frame
+  /// under it keeps for its next execution: a caller that wrote into such an output would change
+  /// what the next Run reads.
   bool KeepsBufferOf(const Tensor& value) const;
 
  private:

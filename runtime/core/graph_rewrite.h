@@ -27,6 +27,9 @@ inline constexpr const char* kFusedDomain = "com.nuphar.internal";
 /// Op of a partition node (domain kFusedDomain): attribute `body` holds the nodes it replaces,
 /// whose inputs and outputs match the node's by position (the JIT partitioner's, runtime/jit/).
 inline constexpr const char* kPartitionOp = "JitKernel";
+/// Op of a whole If (domain kFusedDomain): an If with its then_branch and else_branch, whose
+/// inputs after the condition are values its branches read (the JIT partitioner's, runtime/jit/).
+inline constexpr const char* kWholeIfOp = "JitIf";
 
 /// The value of a name when it is a constant (initializer, Constant node, outer-scope constant).
 using ConstantLookup = std::function<const Tensor*(const std::string& name)>;

@@ -96,7 +96,8 @@ class Walker {
     bool outputs_shape = false, outputs_value = false;
     if (node.domain() == kFusedDomain && node.op_type() == kPartitionOp) {
       return VisitPartition(node, d);
-    } else if ((node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "If") {
+    } else if (((node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "If") ||
+               (node.domain() == kFusedDomain && node.op_type() == kWholeIfOp)) {
       return VisitIf(node, d);
     } else if (!Subgraphs(node).empty()) {
       // Loop, Scan: decide nothing.
@@ -156,9 +157,10 @@ class Walker {
 
   // An If whose condition the shapes decide takes the same branch whenever they repeat: an
   // output is shape-decided (value-decided) when it is so in both branches, walked with what is
-  // decided outside them (a branch reads outer values by name).
+  // decided outside them (a branch reads outer values by name; a whole If's inputs after the
+  // condition are those values too).
   bool VisitIf(const onnx::NodeProto& node, Decided& outer) const {
-    if (node.input_size() != 1 || !(outer.value.count(node.input(0)) || is_constant_(node.input(0)))) return false;
+    if (node.input_size() < 1 || !(outer.value.count(node.input(0)) || is_constant_(node.input(0)))) return false;
     const onnx::GraphProto* branches[2] = {nullptr, nullptr};
     for (const auto& a : node.attribute()) {
       if (a.name() == "then_branch" && a.has_g()) branches[0] = &a.g();
@@ -196,9 +198,11 @@ class Walker {
 
 std::vector<bool> FindValueDecidedNodes(const onnx::GraphProto& graph, const std::vector<int>& order,
                                         const std::function<bool(const std::string&)>& is_constant,
-                                        const std::function<int(const std::string&)>& opset) {
+                                        const std::function<int(const std::string&)>& opset,
+                                        const std::vector<std::string>& outer_values) {
   Decided d;
   for (const auto& in : graph.input()) d.shape.insert(in.name());
+  d.shape.insert(outer_values.begin(), outer_values.end());
   std::vector<bool> decided(static_cast<size_t>(graph.node_size()), false);
   Walker walker(is_constant, opset);
   for (int idx : order) {

@@ -198,7 +198,7 @@ class Emitter {
       // of the runtime by name, so a cached object or an AOT library links anywhere.
       auto* type = llvm::FunctionType::get(
           b_.getVoidTy(), {b_.getFloatTy()->getPointerTo(), b_.getFloatTy()->getPointerTo(), b_.getInt64Ty()}, false);
-      const int slot = op.kind == OpKind::kSigmoid ? kAbiSigmoidF32 : kAbiTanhF32;
+      const int slot = op.kind == OpKind::kSigmoid ? kAbiSigmoidF32 : op.kind == OpKind::kTanh ? kAbiTanhF32 : kAbiLogF32;
       Value* fn = b_.CreateLoad(b_.getInt8PtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getInt8PtrTy(), abi_, slot));
       b_.CreateCall(type, b_.CreateBitCast(fn, type->getPointerTo()), {tiles_[static_cast<size_t>(op.a)], tiles_[ni + k], len});
     }
@@ -328,7 +328,6 @@ class Emitter {
       case OpKind::kFloor: return Unary(llvm::Intrinsic::floor, a);
       case OpKind::kCeil: return Unary(llvm::Intrinsic::ceil, a);
       case OpKind::kExp: return Libm("expf", a);
-      case OpKind::kLog: return Libm("logf", a);
       case OpKind::kLeakyRelu:  // x < 0 ? alpha * x : x
         return b_.CreateSelect(b_.CreateFCmpOLT(a, F(0)), b_.CreateFMul(F(op.alpha), a), a);
       case OpKind::kHardSigmoid: {  // max(0, min(1, alpha * x + beta)) as std::max/std::min
@@ -348,7 +347,8 @@ class Emitter {
       case OpKind::kPRelu:  // x < 0 ? x * slope : x
         return b_.CreateSelect(b_.CreateFCmpOLT(a, F(0)), b_.CreateFMul(a, bv), a);
       case OpKind::kSigmoid:
-      case OpKind::kTanh:          // calls on tiles, never computed per element
+      case OpKind::kTanh:
+      case OpKind::kLog:           // calls on tiles, never computed per element
       case OpKind::kColumnSlice:   // a load (EmitSegmentElement)
       default:                     // integer and bool ops (ComputeInteger), Where and Cast above
         break;

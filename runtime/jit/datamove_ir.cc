@@ -13,6 +13,7 @@
 
 #include "graph/node_builder.h"
 #include "runtime/core/tensor.h"
+#include "runtime/core/tensor_proto.h"
 
 namespace nuphar::jit {
 namespace {
@@ -40,9 +41,11 @@ bool IsViewOp(const std::string& op) {
 
 }  // namespace
 
+bool IsDataMoveView(const std::string& op) { return IsViewOp(op); }
+
 bool HasDataMoveGenerator(const std::string& op) {
   return IsViewOp(op) || op == "Cast" || op == "Transpose" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Pad" ||
-         op == "Shape" || op == "Size";
+         op == "Shape" || op == "Size" || op == "ScatterND" || op == "ConstantOfShape";
 }
 
 std::string DataMoveIR::ToText() const {
@@ -51,6 +54,8 @@ std::string DataMoveIR::ToText() const {
   if (index_bytes) s += " index " + std::to_string(index_bytes) + "B";
   if (cast_from != DType::kUndefined)
     s += std::string(" cast ") + DTypeName(cast_from) + " -> " + DTypeName(cast_to);
+  if (pad_reflect) s += " reflect";
+  if (pad_edge) s += " edge";
   if (has_fill) s += " fill 0x" + [&] {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%llx", static_cast<unsigned long long>(fill));
@@ -105,9 +110,58 @@ bool ComputedParameter(std::span<const MoveOperand> inputs, int i, DataMoveIR& i
     return *why = "computed parameter input " + std::to_string(i) + " is not known to be int64 or int32", false;
   if (!in.has_shape || in.dims.size() != 1 || in.dims[0] < 0 || in.dims[0] > static_cast<int64_t>(kMaxMoveRank))
     return *why = "computed parameter input " + std::to_string(i) + " has no static length", false;
-  ir.param_operands[ir.onnx_op == "Reshape" ? 0 : i - 1] = ir.num_operands++;
+  ir.param_operands[ir.onnx_op == "Reshape" || ir.onnx_op == "ConstantOfShape" ? 0 : i - 1] = ir.num_operands++;
   ir.operand_node_input.push_back(i);
   ir.computed_params = true;
+  return true;
+}
+
+// ScatterND's constant indices as a box (datamove_ir.h): index tuple p (a multi-index over the
+// indices' dims but the last) must be base + sum over t of p[t] * unit(axis[t]), each data axis
+// walked by at most one index dim; false with `why` otherwise (the reference then runs it).
+bool ReadScatterBox(const Tensor& indices, int64_t rank, DataMoveIR& ir, std::string* why) {
+  auto values = indices.ToInt64Vector();
+  if (!values || indices.rank() < 1) return *why = "indices are not an integer tensor", false;
+  const std::vector<int64_t>& idx = *values;
+  const int64_t k = indices.shape().back();
+  if (k < 1 || k > rank) return *why = "index tuples longer than the data rank", false;
+  ir.scatter_dims.assign(indices.shape().begin(), indices.shape().end() - 1);
+  if (static_cast<int64_t>(ir.scatter_dims.size()) + rank - k > static_cast<int64_t>(kMaxMoveRank))
+    return *why = "updates of rank above 16", false;
+  const int64_t tuples = static_cast<int64_t>(idx.size()) / k;
+  ir.scatter_base.assign(idx.begin(), idx.begin() + std::min<int64_t>(k, static_cast<int64_t>(idx.size())));
+  if (tuples == 0) return *why = "no indices", false;
+  for (int64_t b : ir.scatter_base)
+    if (b < 0) return *why = "negative indices", false;
+  // Each index dim's axis: the one coordinate that grows by 1 from the first tuple to its next.
+  int64_t step = tuples;
+  std::vector<char> walked(static_cast<size_t>(k), 0);
+  for (int64_t d : ir.scatter_dims) {
+    step /= std::max<int64_t>(d, 1);
+    int64_t axis = -1;
+    if (d > 1) {
+      for (int64_t a = 0; a < k; ++a) {
+        const int64_t diff = idx[static_cast<size_t>(step * k + a)] - ir.scatter_base[static_cast<size_t>(a)];
+        if (diff == 1 && axis < 0 && !walked[static_cast<size_t>(a)]) axis = a;
+        else if (diff != 0) return *why = "indices are not a box", false;
+      }
+      if (axis < 0) return *why = "indices are not a box", false;
+      walked[static_cast<size_t>(axis)] = 1;
+    }
+    ir.scatter_axes.push_back(axis);
+  }
+  // Every tuple where the box puts it.
+  std::vector<int64_t> expect(static_cast<size_t>(k));
+  for (int64_t p = 0; p < tuples; ++p) {
+    expect.assign(ir.scatter_base.begin(), ir.scatter_base.end());
+    int64_t rest = p;
+    for (size_t t = ir.scatter_dims.size(); t-- > 0;) {
+      const int64_t d = std::max<int64_t>(ir.scatter_dims[t], 1);
+      if (ir.scatter_axes[t] >= 0) expect[static_cast<size_t>(ir.scatter_axes[t])] += rest % d;
+      rest /= d;
+    }
+    if (!std::equal(expect.begin(), expect.end(), idx.begin() + p * k)) return *why = "indices are not a box", false;
+  }
   return true;
 }
 
@@ -176,7 +230,10 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
   if (op == "Pad") {
     ir.op = MoveOp::kPad;
     if (opset < 2) return *why = "Pad-1", false;
-    if (AttrString(node, "mode", "constant") != "constant") return *why = "mode is not constant", false;
+    const std::string mode = AttrString(node, "mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge") return *why = "mode " + mode, false;
+    ir.pad_reflect = mode == "reflect";
+    ir.pad_edge = mode == "edge";
     const DType t = inputs[0].dtype;
     if (opset < 11) {
       ir.pads = AttrInts(node, "pads").value_or(std::vector<int64_t>{});
@@ -184,9 +241,13 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
       if (t != DType::kFloat) return *why = "Pad-2 on a type other than float", false;
       std::memcpy(&ir.fill, &value, sizeof(value));
     } else {
-      auto pads = ConstantInts(inputs, 1);
-      if (!pads) return *why = "pads are not a constant", false;
-      ir.pads = std::move(*pads);
+      if (auto pads = ConstantInts(inputs, 1)) {
+        ir.pads = std::move(*pads);
+      } else {  // computed (or folded at load, after the partitioner): read per call
+        if (!ComputedParameter(inputs, 1, ir, why)) return false;
+        if (inputs[1].dims[0] != 2 * rank) return *why = "pads do not match the input rank", false;
+        ir.pads.assign(static_cast<size_t>(2 * rank), 1);  // the structure: every side may be padded
+      }
       if (HasInput(node, 2)) {
         const Tensor* v = inputs[2].constant;
         if (!v || v->dtype() != t || v->size() != 1) return *why = "constant_value is not a constant of the data type", false;
@@ -195,7 +256,34 @@ bool ReadParameters(const onnx::NodeProto& node, int opset, std::span<const Move
       if (HasInput(node, 3)) return *why = "Pad-18 axes", false;
     }
     if (static_cast<int64_t>(ir.pads.size()) != 2 * rank) return *why = "pads do not match the input rank", false;
+    ir.has_fill = mode == "constant";
+    if (!ir.has_fill && std::any_of(ir.pads.begin(), ir.pads.end(), [](int64_t p) { return p < 0; }))
+      return *why = "negative pads with mode " + mode, false;
+    return true;
+  }
+  if (op == "ScatterND") {
+    ir.op = MoveOp::kScatter;
+    if (opset < 11) return *why = "ScatterND below opset 11", false;
+    if (AttrString(node, "reduction", "none") != "none") return *why = "a reduction", false;
+    if (!inputs[1].constant) return *why = "indices are not a constant", false;
+    return ReadScatterBox(*inputs[1].constant, rank, ir, why);
+  }
+  if (op == "ConstantOfShape") {  // its input is computed (a constant one is folded at load)
+    ir.op = MoveOp::kFill;
+    Tensor value = Tensor::FromVector<float>({1}, {0.0f});
+    if (const auto* a = FindAttr(node, "value")) {
+      auto v = TensorFromProto(a->t());
+      if (!v) return *why = "value: " + v.message(), false;
+      value = std::move(*v);
+    }
+    if (value.size() != 1 || value.dtype() == DType::kString || DTypeSize(value.dtype()) == 0 || DTypeSize(value.dtype()) > 8)
+      return *why = "value is not one fixed-size element", false;
+    ir.fill_type = value.dtype();
+    ir.elem_bytes = static_cast<int>(DTypeSize(value.dtype()));
+    std::memcpy(&ir.fill, value.raw(), DTypeSize(value.dtype()));
     ir.has_fill = true;
+    if (!ComputedParameter(inputs, 0, ir, why)) return false;
+    ir.target.assign(static_cast<size_t>(inputs[0].dims[0]), 0);  // its length: the output rank
     return true;
   }
   if (op == "Shape") {
@@ -319,11 +407,18 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   const bool cast = ir.onnx_op == "Cast";
   // The operands the kernel reads: Concat's every input, Gather's data and indices, the data input
   // of the others (their other inputs are constants the IR holds).
-  ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" ? 2 : 1;
+  // ScatterND reads its data and updates (inputs 0 and 2); its indices are the IR's.
+  // ConstantOfShape reads nothing but its computed dims (ReadParameters adds them).
+  const bool scatter = ir.onnx_op == "ScatterND";
+  const bool fill = ir.onnx_op == "ConstantOfShape";
+  ir.num_operands = ir.onnx_op == "Concat" ? node.input_size() : ir.onnx_op == "Gather" || scatter ? 2 : fill ? 0 : 1;
   if (ir.num_operands > kMaxMoveOperands - 4) return Diag::Msg("more than 12 inputs");
-  if (static_cast<int>(inputs.size()) < ir.num_operands) return Diag::Msg("missing inputs");
-  for (int i = 0; i < ir.num_operands; ++i) ir.operand_node_input.push_back(i);
-  for (int i = 0; i < ir.num_operands; ++i) {
+  if (static_cast<int>(inputs.size()) < ir.num_operands + (scatter ? 1 : 0)) return Diag::Msg("missing inputs");
+  for (int i = 0; i < ir.num_operands; ++i) ir.operand_node_input.push_back(scatter && i == 1 ? 2 : i);
+  std::vector<MoveOperand> operand_inputs;  // the inputs the operands are, in operand order
+  for (int i : ir.operand_node_input) operand_inputs.push_back(inputs[static_cast<size_t>(i)]);
+  for (int o = 0; o < ir.num_operands; ++o) {
+    const int i = ir.operand_node_input[static_cast<size_t>(o)];
     const MoveOperand& in = inputs[static_cast<size_t>(i)];
     if (node.input(i).empty()) return Diag::Msg("an empty input");
     if (!in.has_shape) return Diag::Msg("input '" + node.input(i) + "' has no declared shape");
@@ -336,12 +431,12 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
       return Diag::Msg("input '" + node.input(i) + "' is declared with more than 2^50 elements");
   }
   const DType data = inputs[0].dtype;
-  if (!metadata) {
+  if (!metadata && !fill) {
     if (data == DType::kUndefined || data == DType::kString || DTypeSize(data) == 0)
       return Diag::Msg("input '" + node.input(0) + "' is not known to be a fixed-size type");
     if (output_dtype != data && !cast) return Diag::Msg("output type differs from the input's");
-    for (int i = 1; i < ir.num_operands && ir.onnx_op == "Concat"; ++i)
-      if (inputs[static_cast<size_t>(i)].dtype != data) return Diag::Msg("inputs of different types");
+    for (int i = 1; i < ir.num_operands && (ir.onnx_op == "Concat" || scatter); ++i)
+      if (operand_inputs[static_cast<size_t>(i)].dtype != data) return Diag::Msg("inputs of different types");
     ir.elem_bytes = static_cast<int>(DTypeSize(data));
   } else {
     ir.elem_bytes = 8;
@@ -349,18 +444,31 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
   std::string why;
   if (!ReadParameters(node, opset, inputs, ir, &why)) return Diag::Msg(why);
   if (ir.op == MoveOp::kCast && output_dtype != ir.cast_to) return Diag::Msg("output type is not the Cast's 'to'");
+  if (ir.op == MoveOp::kFill && output_dtype != ir.fill_type) return Diag::Msg("output type is not the value's");
 
   // The structure, then the numbers of both variants.
   const int rank = static_cast<int>(inputs[0].dims.size());
   switch (ir.op) {
     case MoveOp::kTranspose:
     case MoveOp::kSlice:
-    case MoveOp::kPad: ir.pieces.push_back({0, rank, -1, -1}); break;
+    case MoveOp::kPad:
+      if (ir.has_fill) {
+        ir.pieces.push_back({0, rank, -1, -1});
+        break;
+      }
+      // Reflect, edge: the pieces PadRegionPieces counts (datamove_plan.cc writes them in order).
+      if (PadRegionPieces(ir.pads) > 64) return Diag::Msg("more than 64 pad regions");
+      for (int64_t i = 0; i < PadRegionPieces(ir.pads); ++i) ir.pieces.push_back({0, rank, -1, -1});
+      break;
     case MoveOp::kCast: ir.pieces.push_back({0, 1, -1, -1}); break;
     case MoveOp::kConcat:
       for (int i = 0; i < ir.num_operands; ++i) ir.pieces.push_back({i, 2, -1, -1});
       break;
     case MoveOp::kGather: ir.pieces.push_back({0, 3, 1, 1}); break;
+    case MoveOp::kScatter:
+      ir.pieces.push_back({0, 1, -1, -1});
+      ir.pieces.push_back({1, static_cast<int>(ir.scatter_dims.size()) + rank - static_cast<int>(ir.scatter_base.size()), -1, -1});
+      break;
     default: break;
   }
   size_t count = ir.has_fill ? 1 : 0;
@@ -389,6 +497,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
       break;
     case MoveOp::kGather: ir.out_rank = rank - 1 + static_cast<int>(inputs[1].dims.size()); break;
     case MoveOp::kShape: ir.out_rank = 1; break;
+    case MoveOp::kFill: ir.out_rank = static_cast<int>(ir.target.size()); break;
     case MoveOp::kSize: ir.out_rank = 0; break;
     default: ir.out_rank = rank; break;
   }
@@ -409,7 +518,7 @@ Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std
     ir.baked.assign(count, 1);
     std::vector<int64_t> other(count);
     for (int variant = 0; variant < 4; ++variant) {
-      const auto shapes = Substitute(inputs.first(static_cast<size_t>(ir.num_operands)), variant, every_dim);
+      const auto shapes = Substitute(operand_inputs, variant, every_dim);
       std::vector<std::span<const int64_t>> spans(shapes.begin(), shapes.end());
       int64_t* numbers = variant == 0 ? ir.numbers.data() : other.data();
       if (!PlanDataMove(ir, spans, numbers, out_shape.data())) {

@@ -10,9 +10,16 @@
 //   Transpose, Slice  one piece, one loop per dim (Slice: strides times steps, negative too)
 //   Concat            one piece per input: [outer, axis dim * inner] into the output's window
 //   Gather            [outer, indices (the source offset read from the index operand), inner]
-//   Pad               fill the whole output with the constant, then one piece into the interior
+//   Pad               fill the whole output with the constant, then one piece into the interior;
+//                     reflect and edge: one piece per combination of each padded axis's regions
+//                     (before, interior, after): a region before or after reads the input
+//                     backwards from its mirror position (reflect) or with stride 0 (edge)
 //   Shape, Size       no piece: the output's int64 values
+//   ConstantOfShape   no piece: the fill of an output whose dims are its computed input's values
 //   Cast              one flat loop converting each element (a Cast to the same type is a view)
+//   ScatterND         the data as one flat loop, then the updates into the window their constant
+//                     indices address: a box (each index dim walks one data axis by 1, or is 1),
+//                     which is what a PyTorch slice assignment exports
 // Elements are moved as unsigned integers of their width (1, 2, 4, 8 bytes), so one kernel
 // serves float, int64, int32, uint8 or bool alike.
 //
@@ -44,7 +51,7 @@ class Tensor;
 
 namespace nuphar::jit {
 
-enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast };
+enum class MoveOp : uint8_t { kView, kTranspose, kSlice, kConcat, kGather, kPad, kShape, kSize, kCast, kScatter, kFill };
 /// What a view computes its output shape like.
 enum class ViewKind : uint8_t { kSame, kFlatten, kReshape, kSqueeze, kUnsqueeze };
 
@@ -81,7 +88,9 @@ struct DataMoveIR {
   int elem_bytes = 0;   ///< of the moved elements (8 for Shape and Size)
   int index_bytes = 0;  ///< Gather: 4 (int32) or 8 (int64)
   uint64_t fill = 0;    ///< Pad: the constant's bytes
+  bool pad_reflect = false, pad_edge = false;  ///< Pad: mode reflect or edge (else constant)
   DType cast_from = DType::kUndefined, cast_to = DType::kUndefined;  ///< Cast: the conversion
+  DType fill_type = DType::kUndefined;  ///< ConstantOfShape: the value's type (its bytes in `fill`)
   int num_operands = 0;
   int out_rank = 0;
   // The node's attributes and constant inputs, normalized (what PlanDataMove reads).
@@ -89,9 +98,12 @@ struct DataMoveIR {
   std::vector<int64_t> starts, ends, axes, steps;  ///< Slice; axes also Squeeze/Unsqueeze
   int64_t axis = 0;                                ///< Concat, Gather, Flatten
   std::vector<int64_t> pads;                       ///< Pad: 2 * rank
-  std::vector<int64_t> target;                     ///< Reshape's shape
+  std::vector<int64_t> target;                     ///< Reshape's shape; ConstantOfShape's (computed) dims
+  /// ScatterND: the box's first index (k values), and per index dim (the indices' dims but the
+  /// last) its size and the data axis it walks (-1 for a dim of 1).
+  std::vector<int64_t> scatter_base, scatter_dims, scatter_axes;
   bool allowzero = false;
-  /// Slice (starts, ends, axes, steps) or Reshape (shape, in slot 0) parameters that are computed:
+  /// Slice (starts, ends, axes, steps) or Reshape and ConstantOfShape (shape, in slot 0) parameters that are computed:
   /// the operand each is read from per call, -1 when absent or a constant held above. Their plan
   /// numbers are all arguments.
   int param_operands[4] = {-1, -1, -1, -1};
@@ -116,11 +128,17 @@ struct DataMoveIR {
 
 /// Whether the family has a generator for this op type (ONNX domain).
 bool HasDataMoveGenerator(const std::string& op_type);
+/// Whether this op type is always a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity).
+bool IsDataMoveView(const std::string& op_type);
 
 /// The IR of `node` (ONNX domain, default-domain opset `opset`) with its inputs as known at
 /// load; an error says why the node cannot be generated (the partition dump prints it).
 Expected<DataMoveIR> BuildDataMoveIR(const onnx::NodeProto& node, int opset, std::span<const MoveOperand> inputs,
                                      DType output_dtype);
+
+/// Pad reflect/edge: how many pieces `pads` (2 * rank, none negative) makes: the product over the
+/// axes of 1 (interior) + 1 per side padded; 2^62 when that passes it.
+int64_t PadRegionPieces(std::span<const int64_t> pads);
 
 /// The values of a call's computed parameters (DataMoveIR::param_operands), defaulted as the
 /// reference defaults them (Slice: axes 0..n-1, steps 1).

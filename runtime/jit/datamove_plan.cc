@@ -216,22 +216,73 @@ bool PlanGather(const DataMoveIR& ir, std::span<const int64_t> data, std::span<c
 }
 
 // Constant padding (negative pads crop): fill the output, then copy the kept part of the input.
-bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
+// Pad reflect/edge: one piece per combination of regions (interior, then before, then after,
+// for the padded sides only), the first axis's region varying slowest. A region before the
+// interior of size b reads positions b, b-1, ..., 1 (reflect) or 0 (edge); one after it of size e
+// reads n-2, n-3, ... (reflect) or n-1 (edge). A reflection longer than the dim (the reference
+// repeats it) or an empty dim is no plan: the reference runs.
+bool PlanPadRegions(const DataMoveIR& ir, std::span<const int64_t> pads, std::span<const int64_t> x, const int64_t* strides,
+                    const int64_t* out_strides, NumberWriter& w) {
   const size_t rank = x.size();
-  if (ir.pads.size() != 2 * rank) return false;
+  struct Region {
+    int64_t size, src, src_stride, dst;
+  };
+  Region regions[kMaxMoveRank][3];
+  int count[kMaxMoveRank];
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t n = x[k], before = pads[k], after = pads[k + rank];
+    if (before < 0 || after < 0) return false;  // computed pads: cropping is the reference's
+    if ((before > 0 || after > 0) && (n < 1 || (ir.pad_reflect && (before > n - 1 || after > n - 1)))) return false;
+    const int64_t back = ir.pad_reflect ? -strides[k] : 0;
+    count[k] = 0;
+    regions[k][count[k]++] = {n, 0, strides[k], before};
+    // The IR's structure (ir.pads: its constant pads, or every side when they are computed) says
+    // which regions are pieces; a computed pad of 0 is an empty one.
+    if (ir.pads[k] > 0) regions[k][count[k]++] = {before, before > 0 && ir.pad_reflect ? before : 0, back, 0};
+    if (ir.pads[k + rank] > 0) regions[k][count[k]++] = {after, after > 0 && ir.pad_reflect ? n - 2 : after > 0 ? n - 1 : 0, back, before + n};
+  }
+  const int64_t pieces = PadRegionPieces(ir.pads);
+  for (int64_t p = 0; p < pieces; ++p) {
+    const Region* chosen[kMaxMoveRank];
+    int64_t rest = p, src = 0, dst = 0;
+    bool empty = false;
+    for (size_t k = rank; k-- > 0;) {
+      chosen[k] = &regions[k][rest % count[k]];
+      rest /= count[k];
+      src += chosen[k]->src * strides[k];
+      dst += chosen[k]->dst * out_strides[k];
+      empty |= chosen[k]->size == 0;
+    }
+    w.Put(empty ? 0 : src);
+    w.Put(empty ? 0 : dst);
+    const size_t first = w.n;
+    for (size_t k = 0; k < rank; ++k) w.Loop(empty ? 0 : chosen[k]->size, chosen[k]->src_stride, out_strides[k]);
+    MergeLoops(w.out + first, static_cast<int>(rank));
+  }
+  return true;
+}
+
+bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> pads, std::span<const int64_t> x, NumberWriter& w, int64_t* out) {
+  const size_t rank = x.size();
+  if (pads.size() != 2 * rank || ir.pads.size() != 2 * rank) return false;
   int64_t strides[kMaxMoveRank], out_strides[kMaxMoveRank];
   Strides(x, strides);
+  // Computed pads are any int64s a Run feeds: a size no tensor can have is the reference's error.
+  int64_t elements = 1;
   for (size_t k = 0; k < rank; ++k) {
-    out[k] = x[k] + ir.pads[k] + ir.pads[k + rank];
-    if (out[k] < 0) return false;
+    if (__builtin_add_overflow(x[k], pads[k], &out[k]) || __builtin_add_overflow(out[k], pads[k + rank], &out[k]) ||
+        out[k] < 0 || __builtin_mul_overflow(elements, std::max<int64_t>(out[k], 1), &elements) ||
+        elements > (int64_t{1} << 50) || pads[k] < -x[k] || pads[k + rank] < -x[k])  // a crop past the dim: the reference's
+      return false;
   }
   Strides(std::span<const int64_t>(out, rank), out_strides);
+  if (!ir.has_fill) return PlanPadRegions(ir, pads, x, strides, out_strides, w);
   w.Put(DimProduct(std::span<const int64_t>(out, rank), 0, rank));
   int64_t src = 0, dst = 0;
   int64_t kept[kMaxMoveRank];
   bool empty = false;
   for (size_t k = 0; k < rank; ++k) {
-    const int64_t begin = ir.pads[k], end = ir.pads[k + rank];
+    const int64_t begin = pads[k], end = pads[k + rank];
     kept[k] = x[k] + std::min<int64_t>(begin, 0) + std::min<int64_t>(end, 0);
     if (kept[k] <= 0) empty = true;
     src += std::max<int64_t>(-begin, 0) * strides[k];
@@ -245,7 +296,56 @@ bool PlanPad(const DataMoveIR& ir, std::span<const int64_t> x, NumberWriter& w, 
   return true;
 }
 
+// ScatterND (a box of constant indices, datamove_ir.h): the data copied whole, then the updates
+// into the box's window. The updates must be the indices' dims followed by the data's dims past
+// the tuple length, and the box within the data (else the reference runs and reports it).
+bool PlanScatter(const DataMoveIR& ir, std::span<const int64_t> data, std::span<const int64_t> updates, NumberWriter& w,
+                 int64_t* out) {
+  const size_t rank = data.size(), k = ir.scatter_base.size(), q = ir.scatter_dims.size();
+  if (k > rank || updates.size() != q + rank - k) return false;
+  for (size_t t = 0; t < q; ++t)
+    if (updates[t] != ir.scatter_dims[t]) return false;
+  for (size_t j = k; j < rank; ++j)
+    if (updates[q + j - k] != data[j]) return false;
+  int64_t strides[kMaxMoveRank], update_strides[kMaxMoveRank];
+  Strides(data, strides);
+  Strides(updates, update_strides);
+  int64_t dst = 0;
+  for (size_t a = 0; a < k; ++a) {
+    if (ir.scatter_base[a] >= data[a]) return false;
+    dst += ir.scatter_base[a] * strides[a];
+  }
+  for (size_t t = 0; t < q; ++t)
+    if (ir.scatter_axes[t] >= 0 && ir.scatter_base[static_cast<size_t>(ir.scatter_axes[t])] + ir.scatter_dims[t] >
+                                       data[static_cast<size_t>(ir.scatter_axes[t])])
+      return false;
+  std::copy(data.begin(), data.end(), out);
+  const int64_t size = DimProduct(data, 0, rank);
+  w.Put(0);
+  w.Put(0);
+  w.Loop(size, 1, 1);
+  const bool empty = size == 0 || DimProduct(updates, 0, updates.size()) == 0;
+  w.Put(0);
+  w.Put(empty ? 0 : dst);
+  for (size_t t = 0; t < q; ++t)
+    w.Loop(empty ? 0 : ir.scatter_dims[t], update_strides[t], ir.scatter_axes[t] >= 0 ? strides[ir.scatter_axes[t]] : 0);
+  for (size_t j = k; j < rank; ++j) w.Loop(empty ? 0 : data[j], update_strides[q + j - k], strides[j]);
+  // Not merged: whether the window's rows are contiguous depends on the data's dims (a window
+  // spanning a whole symbolic axis merges at that size only), which a baked loop size cannot follow.
+  return true;
+}
+
 }  // namespace
+
+int64_t PadRegionPieces(std::span<const int64_t> pads) {
+  const size_t rank = pads.size() / 2;
+  int64_t pieces = 1;
+  for (size_t k = 0; k < rank; ++k) {
+    pieces *= 1 + (pads[k] > 0) + (pads[k + rank] > 0);
+    if (pieces > (int64_t{1} << 60)) return int64_t{1} << 62;
+  }
+  return pieces;
+}
 
 bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>> shapes, int64_t* numbers,
                   int64_t* out_shape, const MoveParams* computed) {
@@ -264,7 +364,18 @@ bool PlanDataMove(const DataMoveIR& ir, std::span<const std::span<const int64_t>
     case MoveOp::kSlice: ok = PlanSlice(params, shapes[0], w, out_shape); break;
     case MoveOp::kConcat: ok = PlanConcat(ir, shapes, w, out_shape); break;
     case MoveOp::kGather: ok = PlanGather(ir, shapes[0], shapes[1], w, out_shape); break;
-    case MoveOp::kPad: ok = PlanPad(ir, shapes[0], w, out_shape); break;
+    case MoveOp::kPad: ok = PlanPad(ir, ir.computed_params ? params.target : std::span<const int64_t>(ir.pads), shapes[0], w, out_shape); break;
+    case MoveOp::kScatter: ok = PlanScatter(ir, shapes[0], shapes[1], w, out_shape); break;
+    case MoveOp::kFill: {  // the dims are the computed values; a negative one is the reference's error
+      int64_t size = 1;
+      ok = params.target.size() <= kMaxMoveRank;
+      for (size_t k = 0; ok && k < params.target.size(); ++k) {
+        out_shape[k] = params.target[k];
+        ok = out_shape[k] >= 0 && !__builtin_mul_overflow(size, out_shape[k], &size) && size < (int64_t{1} << 50);
+      }
+      w.Put(size);
+      break;
+    }
     case MoveOp::kShape: {
       const int64_t rank = static_cast<int64_t>(shapes[0].size());
       auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };

@@ -132,7 +132,9 @@ bool IsScalarConstantOperand(const onnx::NodeProto& node, int k) {
   return (node.op_type() == "Clip" && k > 0) || (node.op_type() == "Pow" && k == 1);
 }
 
-bool IsActivationCall(OpKind kind) { return kind == OpKind::kSigmoid || kind == OpKind::kTanh; }
+bool IsActivationCall(OpKind kind) {
+  return kind == OpKind::kSigmoid || kind == OpKind::kTanh || kind == OpKind::kLog;
+}
 
 bool IsGeneratedElementType(DType type) {
   return type == DType::kFloat || type == DType::kInt32 || type == DType::kInt64 || type == DType::kBool;

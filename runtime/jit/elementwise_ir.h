@@ -24,8 +24,8 @@
 // kernels exactly: wrapping arithmetic, division truncating toward zero with x / 0 = 0.
 //
 // # Why activations are calls
-// Sigmoid and Tanh call the reference's vector math (jit_runtime_abi.h) on column tiles kept in
-// stack buffers, so generated kernels round exactly like the reference. The ops between
+// Sigmoid, Tanh and Log (IsActivationCall) call the reference's vector math (jit_runtime_abi.h)
+// on column tiles kept in stack buffers, so generated kernels round exactly like the reference. The ops between
 // activations are fused into one vectorized loop per tile ("segments", see codegen).
 #pragma once
 

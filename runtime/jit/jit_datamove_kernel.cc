@@ -224,8 +224,9 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
   // The element types the code was generated for (of the data operands: computed parameters
   // follow them).
   const bool metadata = op_ == MoveOp::kShape || op_ == MoveOp::kSize;
-  const size_t data_operands = op_ == MoveOp::kConcat ? count : op_ == MoveOp::kGather ? 2 : 1;
-  for (size_t i = 0; i < data_operands && !metadata; ++i) {
+  const bool fill = op_ == MoveOp::kFill;  // reads only the values of its computed dims
+  const size_t data_operands = op_ == MoveOp::kConcat || op_ == MoveOp::kScatter ? count : op_ == MoveOp::kGather ? 2 : 1;
+  for (size_t i = 0; i < data_operands && !metadata && !fill; ++i) {
     const bool index = op_ == MoveOp::kGather && i == 1;
     const DType t = operands[i]->dtype();
     const bool fits = index ? DTypeSize(t) == static_cast<size_t>(ir_.index_bytes) && (t == DType::kInt32 || t == DType::kInt64)
@@ -267,7 +268,8 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
     if (!entry) return reference_.Run(ctx);
     entry_.store(entry, std::memory_order_relaxed);
   }
-  Tensor* y = ctx.Output(0, metadata ? DType::kInt64 : op_ == MoveOp::kCast ? ir_.cast_to : operands[0]->dtype(), shape);
+  const DType out_type = metadata ? DType::kInt64 : op_ == MoveOp::kCast ? ir_.cast_to : fill ? ir_.fill_type : operands[0]->dtype();
+  Tensor* y = ctx.Output(0, out_type, shape);
   buffers[count] = y->raw();
   if (reinterpret_cast<MoveFn>(entry)(buffers, numbers) != 0)
     return reference_.Run(ctx);  // an index out of range: the reference names it
@@ -279,7 +281,7 @@ Status JitDataMoveKernel::Compute(KernelContext& ctx) const {
 // 1); false when one is not an int64/int32 vector of at most kMaxMoveRank values.
 bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, ComputedValues* out) const {
   const std::vector<int64_t>* held[4] = {&ir_.starts, &ir_.ends, &ir_.axes, &ir_.steps};
-  if (ir_.op == MoveOp::kView) held[0] = &ir_.target;
+  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill || ir_.op == MoveOp::kPad) held[0] = &ir_.target;
   std::span<const int64_t> values[4];
   for (int k = 0; k < 4; ++k) {
     const int o = ir_.param_operands[k];
@@ -295,7 +297,7 @@ bool JitDataMoveKernel::ReadComputedParams(const Tensor* const* operands, Comput
       out->storage[k][i] = t->dtype() == DType::kInt64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i];
     values[k] = std::span<const int64_t>(out->storage[k], static_cast<size_t>(t->size()));
   }
-  if (ir_.op == MoveOp::kView) {
+  if (ir_.op == MoveOp::kView || ir_.op == MoveOp::kFill || ir_.op == MoveOp::kPad) {  // one computed vector
     out->params.target = values[0];
     return true;
   }

@@ -22,11 +22,14 @@
 #include "runtime/jit/elementwise_ir.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/jit_datamove_kernel.h"
+#include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_engine.h"
+#include "runtime/jit/jit_product_kernel.h"
 #include "runtime/jit/jit_reduce_kernel.h"
 #include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partition_reference.h"
 #include "runtime/jit/partitioner.h"
+#include "runtime/jit/product_ir.h"
 
 namespace nuphar::jit {
 DumpOptions DumpOptionsFor(const NodeInfo& node) {
@@ -245,6 +248,9 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
   // A reduction partition (one Reduce*/Softmax/pool node, or a layer-norm chain) has its own kernel.
   if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsReducePartition(*body))
     return CreateJitReduceKernel(node);
+  // A product partition (one FusedConv / ConvTranspose / MatMul / MatMulAddBias) calls the product's core.
+  if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsProductPartition(*body))
+    return CreateJitProductKernel(node);
   return JitElementwiseKernel::Create(node);
 }
 
@@ -253,6 +259,7 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
 void RegisterJitKernels(KernelRegistry& registry) {
   registry.Add(kFusedDomain, kJitKernelOp, CreateJitKernel);
   RegisterJitScanKernel(registry);
+  registry.Add(kFusedDomain, kJitIfOp, CreateJitIfKernel);
 }
 
 }  // namespace nuphar::jit

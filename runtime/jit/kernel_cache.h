@@ -43,7 +43,7 @@ namespace nuphar::jit {
 /// convention may change. Objects and libraries of another version are never loaded: they live
 /// in another directory, the version is part of every key, and a library's version symbol must
 /// equal it.
-inline constexpr const char kCacheVersion[] = "1.0.0";
+inline constexpr const char kCacheVersion[] = "1.1.0";  // 1.1.0: Log calls the vector math
 
 /// Symbols create_shared adds to an AOT library: `const char* nuphar_cache_version(void)` and,
 /// with --input_model, `const char* nuphar_cache_model_md5(void)`.

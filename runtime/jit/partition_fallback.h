@@ -31,6 +31,8 @@ class PartitionFallback {
   Expected<std::vector<Tensor>> ReferenceOutputs(KernelContext& ctx) const;
   /// Runs the body on the reference executor and makes its outputs the node's.
   Status Run(KernelContext& ctx) const;
+  /// PartitionReference::SoleKernel.
+  const OpKernel* SoleKernel() const { return reference_.SoleKernel(); }
   /// Checks the outputs the generated code wrote against the reference's: float within 1e-5
   /// relative, integers and bools identical.
   Status Compare(KernelContext& ctx) const;

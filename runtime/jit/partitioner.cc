@@ -17,14 +17,18 @@
 
 #include "graph/diagnostics.h"
 #include "graph/graph_view.h"
+#include "graph/node_builder.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/datamove_ir.h"
 #include "runtime/jit/elementwise_ir.h"
+#include "runtime/jit/if_ir.h"
+#include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/jit/jit_reduce_kernel.h"
+#include "runtime/jit/product_ir.h"
 #include "runtime/jit/reduce_ir.h"
 
 namespace nuphar::jit {
@@ -53,6 +57,9 @@ class Partitioner {
       node.set_domain(kFusedDomain);
       model_.counters["jit_scans"] += 1;
     }
+    // Ifs whose branches are only views of the values they read become JitIf (if_ir.h).
+    for (auto& node : *g_.mutable_node())
+      if (node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx")) TakeViewIf(node);
     const int n = g_.node_size();
     for (int i = 0; i < n; ++i)
       for (const auto& o : g_.node(i).output())
@@ -67,9 +74,11 @@ class Partitioner {
     datamove_.assign(static_cast<size_t>(n), 0);
     FindFoldedValues();
     solo_.assign(static_cast<size_t>(n), 0);
+    product_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
+      if (node.op_type() == "If" || node.op_type() == kJitIfOp) continue;  // TakeViewIf decided
       if (node.op_type() == "Split" && (node.domain().empty() || node.domain() == "ai.onnx")) {
         std::vector<int64_t> sizes;
         if (AcceptsViewSplit(node, &sizes, &why)) {
@@ -79,6 +88,11 @@ class Partitioner {
       } else if (HasReduceGenerator(node.op_type()) && (node.domain().empty() || node.domain() == "ai.onnx")) {
         // A reduction is a partition of its own (its kernel is the reduction generator's).
         candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = AcceptsReduce(node, &why);
+        if (candidate_[static_cast<size_t>(i)]) continue;
+      } else if (HasProductGenerator(node.domain(), node.op_type())) {
+        // A product (product_ir.h) is a partition of its own, its constants read by name.
+        candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = product_[static_cast<size_t>(i)] =
+            AcceptsProduct(node, &why);
         if (candidate_[static_cast<size_t>(i)]) continue;
       } else {
         candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
@@ -103,7 +117,7 @@ class Partitioner {
       }
     }
     KeepLoneCastsWithDataMovement();
-    return Emit();
+    return Emit() + static_cast<int>(whole_ifs_.size());  // a graph whose only change is a JitIf is rewritten too
   }
 
  private:
@@ -122,6 +136,47 @@ class Partitioner {
     return it == model_.value_types.end() ? DType::kUndefined : it->second;
   }
   bool IsFloat(const std::string& name) const { return TypeOf(name) == DType::kFloat; }
+
+  // An If whose two branches are views of the values they read (if_ir.h) becomes JitIf, those
+  // values appended to its inputs and their declared ranks in kIfOperandRanksAttr; any other If
+  // stays the reference If (its branches are partitioned when they are compiled), refused with
+  // the first branch node that is not such a view.
+  void TakeViewIf(onnx::NodeProto& node) {
+    const onnx::AttributeProto* attrs[2] = {FindAttr(node, "then_branch"), FindAttr(node, "else_branch")};
+    std::vector<std::string> names;
+    for (const auto* a : attrs) {
+      if (!a || !a->has_g()) return refusals_.push_back(Describe(node) + ": a branch is missing");
+      for (auto& name : IfBranchOuterValues(a->g()))
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+    std::vector<IfOperand> operands;
+    for (const std::string& name : names) {
+      IfOperand op{name, DType::kUndefined, -1};
+      if (const Tensor* c = ctx_.constants(name)) {
+        op.dtype = c->dtype();
+        op.rank = static_cast<int>(c->rank());
+      } else if (auto t = model_.value_types.find(name); t != model_.value_types.end()) {
+        op.dtype = t->second;
+        if (const auto* shape = ShapeOf(name)) op.rank = static_cast<int>(shape->dims.size());
+      }
+      operands.push_back(std::move(op));
+    }
+    for (const auto* a : attrs)
+      if (auto ir = BuildIfBranchIR(a->g(), model_.OpsetFor(""), operands); !ir)
+        return refusals_.push_back(Describe(node) + ": " + ir.message());
+    whole_ifs_.push_back(Describe(node) + ": views of " + std::to_string(operands.size()) + " value(s)");
+    node.set_op_type(kJitIfOp);
+    node.set_domain(kFusedDomain);
+    auto* ranks = node.add_attribute();
+    ranks->set_name(kIfOperandRanksAttr);
+    ranks->set_type(onnx::AttributeProto::INTS);
+    for (const IfOperand& op : operands) {
+      node.add_input(op.name);
+      ranks->add_ints(op.rank);
+    }
+    model_.counters["jit_nodes"] += 1;
+    model_.counters["jit_whole_ifs"] += 1;
+  }
 
   // A Split along the last axis into known sizes: not a member of any group, but each partition
   // that reads its outputs gets a copy of it, reading the Split's input as views (the GRU's
@@ -258,6 +313,30 @@ class Partitioner {
     auto t = model_.value_types.find(n.output(0));
     auto ir = BuildDataMoveIR(n, static_cast<int>(model_.OpsetFor("")), operands,
                               t == model_.value_types.end() ? DType::kUndefined : t->second);
+    if (!ir) return *why = ir.message(), false;
+    return true;
+  }
+
+  // A product node (product_ir.h): a variable float input 0 of declared rank, a float output, and
+  // every other input a constant (the reference kernel packs it at load; MatMul's B a 2-D float).
+  bool AcceptsProduct(const onnx::NodeProto& n, std::string* why) const {
+    if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
+    if (folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
+    if (n.input_size() < 2 || n.input(0).empty()) return *why = "no input 0", false;
+    const std::string &x = n.input(0), &out = n.output(0);
+    if (!IsFloat(x) || ctx_.constants(x)) return *why = "input '" + x + "' is not a variable float", false;
+    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    const auto* x_shape = ShapeOf(x);
+    if (!x_shape) return *why = "input '" + x + "' has no declared shape", false;
+    for (int k = 1; k < n.input_size(); ++k)
+      if (!n.input(k).empty() && !ctx_.constants(n.input(k)))
+        return *why = "input '" + n.input(k) + "' is not a constant (the product packs it at load)", false;
+    if (n.op_type() == "MatMul") {
+      const Tensor* b = ctx_.constants(n.input(1));
+      if (n.input_size() != 2 || b->dtype() != DType::kFloat || b->rank() != 2)
+        return *why = "B is not a constant float matrix", false;
+    }
+    auto ir = BuildProductIR(n, static_cast<int64_t>(x_shape->dims.size()));
     if (!ir) return *why = ir.message(), false;
     return true;
   }
@@ -509,6 +588,9 @@ class Partitioner {
         for (int k = 0; k < node.input_size(); ++k) {
           const std::string& in = node.input(k);
           if (in.empty() || produced.count(in)) continue;
+          // A product's other inputs are constants: its body reads them from this graph by name
+          // (the body's reference kernel packs them at load), so they are no partition inputs.
+          if (product_[static_cast<size_t>(i)] && k > 0) continue;
           // A data-movement node's constant inputs (Slice bounds, Reshape shapes, Gather tables
           // or indices) become the body's initializers: its IR bakes them.
           if (datamove && ctx_.constants(in)) {
@@ -615,6 +697,7 @@ class Partitioner {
                                               std::to_string(node.input_size()) + " input(s), " +
                                               std::to_string(node.output_size()) + " output(s): " + ops);
       }
+      for (const auto& w : whole_ifs_) ReportDiagnostic(Severity::kNote, "  whole If " + w);
       for (const auto& r : refusals_) ReportDiagnostic(Severity::kNote, "  reference: " + r);
     }
     return partitions;
@@ -630,8 +713,10 @@ class Partitioner {
   std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
   std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
   std::vector<char> solo_;  ///< a reduction or a layer-norm chain: never merged with others
+  std::vector<char> product_;  ///< a product anchor (product_ir.h): a partition of one node, solo too
   std::unordered_set<std::string> outside_;  ///< FormLayerNorm: values read outside the nodes
   std::vector<std::string> refusals_;
+  std::vector<std::string> whole_ifs_;  ///< TakeViewIf: the Ifs that became JitIf
   std::unordered_map<int, std::vector<int64_t>> view_splits_;  ///< node index -> split sizes
 };
 
@@ -643,7 +728,7 @@ class JitPartitionPass final : public RuntimeGraphPass {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
       if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || HasReduceGenerator(n.op_type()) ||
-          n.op_type() == "Scan")
+          HasProductGenerator(n.domain(), n.op_type()) || n.op_type() == "Scan" || n.op_type() == "If")
         return true;
     return false;
   }

@@ -11,6 +11,9 @@
 // A reduction (reduce_ir.h: Reduce*, Softmax, LogSoftmax, Global*Pool) is a partition of its own,
 // never merged: x -> JitKernel(x) body: the one node, attribute onnx_opset (jit_reduce_kernel.h);
 // so is the layer-norm chain around two ReduceMeans (reduce_ir.h): x, eps -> JitKernel -> y.
+// A product (product_ir.h: FusedConv, ConvTranspose, MatMul by a constant matrix,
+// MatMulAddBias) is one too:
+// x -> JitKernel(x) body: the node, which reads its constant inputs from the graph by name.
 #pragma once
 
 #include "runtime/core/graph_rewrite.h"
@@ -21,6 +24,9 @@ inline constexpr const char* kJitKernelOp = kPartitionOp;  // runtime/core/graph
 /// A Scan (opset 9+) the JIT runs: the whole loop is generated when its body allows
 /// (jit_scan_kernel.cc), else the reference Scan runs it.
 inline constexpr const char* kJitScanOp = "JitScan";
+/// An If whose branches are only views of values it reads (if_ir.h): the partitioner appends
+/// those values to its inputs and jit_if_kernel.cc runs it without a branch frame.
+inline constexpr const char* kJitIfOp = kWholeIfOp;  // runtime/core/graph_rewrite.h
 /// Name prefix of partition bodies: the partitioner never rewrites them again.
 inline constexpr const char* kPartitionPrefix = "nuphar_jit_partition_";
 

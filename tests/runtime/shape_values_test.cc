@@ -3,6 +3,8 @@
 // the input shapes change, repeat and change back, on the JIT and on the reference executor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "graph/tensor_data.h"
@@ -110,6 +112,124 @@ TEST(ShapeValues, OutputsFollowEveryShapeChange) {
       EXPECT_FLOAT_EQ((*a)[0].data<float>()[0], x.data<float>()[0] * factor);
       // z = r + t
       EXPECT_FLOAT_EQ((*a)[1].data<float>()[0], x.data<float>()[0] + static_cast<float>(shape[1]));
+    }
+  }
+}
+
+// Bodies key on their inputs' and outer values' shapes: an If branch that scales x by its own
+// width (Shape of an outer value), and a Scan whose body adds row * len(row) to its state.
+//   cond = Equal(Gather(Shape(x), 0), 1)
+//   y = If(cond) then x * float(Gather(Shape(x), 1)) else x
+//   h, rows = Scan(h0, x) body: h' = h + row * float(Gather(Shape(row), 0)), rows = h'
+onnx::ModelProto BodyShapeArithmeticModel() {
+  onnx::GraphProto g;
+  g.set_name("body_shape_arithmetic");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
+  *g.add_input() = MakeValueInfo("h0", DType::kFloat, {std::string("t")});
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "idx1");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
+  AddNode(g, "Equal", {"n", "one"}, {"cond"});
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  AddNode(then_g, "Shape", {"x"}, {"ts"});
+  AddNode(then_g, "Gather", {"ts", "idx1"}, {"tw"});
+  SetAttr(AddNode(then_g, "Cast", {"tw"}, {"twf"}), "to", int64_t{1});
+  AddNode(then_g, "Mul", {"x", "twf"}, {"y_then"});
+  *then_g.add_output() = MakeValueInfo("y_then", DType::kFloat, {});
+  else_g.set_name("else");
+  AddNode(else_g, "Identity", {"x"}, {"y_else"});
+  *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
+  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
+  SetAttr(if_node, "then_branch", then_g);
+  SetAttr(if_node, "else_branch", else_g);
+  onnx::GraphProto body;
+  body.set_name("body");
+  *body.add_input() = MakeValueInfo("h", DType::kFloat, {std::string("t")});
+  *body.add_input() = MakeValueInfo("row", DType::kFloat, {std::string("t")});
+  AddNode(body, "Shape", {"row"}, {"rs"});
+  AddNode(body, "Gather", {"rs", "idx0"}, {"rw"});
+  SetAttr(AddNode(body, "Cast", {"rw"}, {"rwf"}), "to", int64_t{1});
+  AddNode(body, "Mul", {"row", "rwf"}, {"scaled"});
+  AddNode(body, "Add", {"h", "scaled"}, {"h_next"});
+  AddNode(body, "Identity", {"h_next"}, {"row_out"});
+  *body.add_output() = MakeValueInfo("h_next", DType::kFloat, {std::string("t")});
+  *body.add_output() = MakeValueInfo("row_out", DType::kFloat, {std::string("t")});
+  auto& scan = AddNode(g, "Scan", {"h0", "x"}, {"h", "rows"});
+  SetAttr(scan, "body", body);
+  SetAttr(scan, "num_scan_inputs", int64_t{1});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  *g.add_output() = MakeValueInfo("h", DType::kFloat, {});
+  *g.add_output() = MakeValueInfo("rows", DType::kFloat, {});
+  return MakeModel(g, 13);
+}
+
+TEST(ShapeValues, IfBranchesAndScanBodiesFollowEveryShapeChange) {
+  const std::vector<std::vector<int64_t>> shapes = {{1, 4}, {1, 4}, {3, 4}, {3, 4}, {1, 6}, {3, 6}, {1, 4}};
+  for (const char* mode : {"reference", "jit"}) {
+    auto reuse = Open(BodyShapeArithmeticModel(), std::string("nuphar_execution_mode:") + mode);
+    auto every =
+        Open(BodyShapeArithmeticModel(), std::string("nuphar_execution_mode:") + mode + ",nuphar_reuse_shape_values:off");
+    ASSERT_TRUE(reuse && every);
+    // then branch: Shape, Gather, Cast; the body: Shape, Gather, Cast; the main graph: Shape,
+    // Gather, Equal.
+    EXPECT_GE(reuse->counter("plan_nodes_shape_decided"), 6) << mode;
+    uint32_t seed = 1;
+    for (const auto& shape : shapes) {
+      const Tensor x = testing::Random(shape, seed++, -2.f, 2.f), h0 = testing::Random({shape[1]}, seed++, -2.f, 2.f);
+      auto a = reuse->Run({{"x", x}, {"h0", h0}});
+      auto b = every->Run({{"x", x}, {"h0", h0}});
+      ASSERT_TRUE(a.ok()) << a.message();
+      ASSERT_TRUE(b.ok()) << b.message();
+      ExpectSame(*a, *b, std::string(mode) + " x" + ShapeToString(shape));
+      const float factor = shape[0] == 1 ? static_cast<float>(shape[1]) : 1.f;
+      EXPECT_FLOAT_EQ((*a)[0].data<float>()[0], x.data<float>()[0] * factor);
+      float h = h0.data<float>()[0];
+      for (int64_t r = 0; r < shape[0]; ++r) h += x.data<float>()[r * shape[1]] * static_cast<float>(shape[1]);
+      EXPECT_NEAR((*a)[1].data<float>()[0], h, 1e-4f * (1 + std::fabs(h)));
+    }
+  }
+}
+
+// A Run output that is a view of a kept value (here a 280 KB ConstantOfShape in an If branch,
+// reshaped by the branch and shared out by the If) leaves as a copy: the caller may write into
+// it, and the next Run still reads ones.
+TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
+  onnx::GraphProto g;
+  g.set_name("kept_view");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
+  AddNode(g, "Equal", {"n", "one"}, {"cond"});
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  AddNode(then_g, "Shape", {"x"}, {"ts"});
+  auto& fill = AddNode(then_g, "ConstantOfShape", {"ts"}, {"ones"});
+  SetAttr(fill, "value", TensorToProto(Tensor::FromVector<float>({1}, {1.f}), "v"));
+  AddNode(then_g, "Reshape", {"ones", "ts"}, {"y_then"});
+  *then_g.add_output() = MakeValueInfo("y_then", DType::kFloat, {});
+  else_g.set_name("else");
+  AddNode(else_g, "Identity", {"x"}, {"y_else"});
+  *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
+  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
+  SetAttr(if_node, "then_branch", then_g);
+  SetAttr(if_node, "else_branch", else_g);
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  for (const char* mode : {"reference", "jit"}) {
+    auto s = Open(MakeModel(g, 13), std::string("nuphar_execution_mode:") + mode);
+    ASSERT_TRUE(s);
+    const Tensor x = testing::Random({1, 70000}, 3, -2.f, 2.f);
+    for (int run = 0; run < 3; ++run) {
+      auto out = s->Run({{"x", x}});
+      ASSERT_TRUE(out.ok()) << out.message();
+      Tensor& y = (*out)[0];
+      ASSERT_EQ(y.size(), 70000);
+      for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data<float>()[i], 1.f) << mode << " run " << run << " at " << i;
+      std::fill(y.data<float>(), y.data<float>() + y.size(), -5.f);  // the caller writes into its output
     }
   }
 }

@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
   out["jit_from_so"] = session->counter("jit_from_so");
   out["jit_shared_kernels"] = session->counter("jit_shared_kernels");
   out["shapes_from_cache"] = session->counter("shapes_from_cache");
-  // Main-graph nodes a Run skips when its input shapes repeat (runtime/core/shape_values.h).
+  // Nodes a frame skips when its input shapes repeat (runtime/core/shape_values.h), bodies included.
   out["shape_decided_nodes"] = session->counter("plan_nodes_shape_decided");
   std::printf("%s\n", out.dump().c_str());
   return kExitOk;

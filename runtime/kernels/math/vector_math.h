@@ -1,4 +1,4 @@
-// Vectorized float32 Sigmoid and Tanh, chosen once per process from CPUID (STYLE R10/R11). Used
+// Vectorized float32 Sigmoid, Tanh, Softmax and Log, chosen once per process from CPUID (STYLE R10/R11). Used
 // by the RNN op kernels for every gate of every step and by the Sigmoid/Tanh op kernels, which
 // run on every gate of a Scan body after model_editor's to_scan: libm's scalar tanhf/expf took
 // about 40% of an int8 LSTM step there.
@@ -26,6 +26,10 @@ struct VectorMath {
   /// error about 2e-7); x == y is allowed. The Softmax op kernel's float rows (PaddleOCR's
   /// 6625-class output took 8% of the model with scalar expf).
   void (*softmax_f32)(const float* x, float* y, int64_t n);
+  /// y[i] = log(x[i]): Cephes logf (relative error below 2e-7; log(0) = -inf, NaN for x < 0).
+  /// The Log op kernel's float rows and the generated kernels' Log (STFT magnitudes in audio
+  /// front ends: libm's scalar logf was half of Silero v3.1's spectrum kernel).
+  void (*log_f32)(const float* x, float* y, int64_t n);
   const char* name;
 };
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "runtime/kernels/math/vector_math.h"
@@ -48,6 +49,31 @@ TEST_P(VectorMathTest, SigmoidAndTanhAreAccurate) {
   }
 }
 
+// Log over positive normals and subnormals of every exponent (relative error), and the special
+// values exactly: log(0) = -inf, log(inf) = inf, NaN for NaN and for x < 0, log(1) = 0.
+TEST_P(VectorMathTest, LogIsAccurateAndKeepsTheSpecialValues) {
+  std::vector<float> x;
+  for (float v = 1e-38f; v < 3e38f; v *= 1.37f) x.push_back(v);
+  for (float v = 0.5f; v <= 2.0f; v += 0.00113f) x.push_back(v);  // around the sqrt(1/2) switch and 1
+  for (float v : {1.4e-45f, 3e-42f, 1.1754942e-38f, 0.70710677f, 0.70710683f, 1.0f, 1.0000001f, 0.99999994f})
+    x.push_back(v);
+  std::vector<float> y(x.size());
+  GetVectorMath().log_f32(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::log(static_cast<double>(x[i]));
+    ASSERT_LE(std::abs(y[i] - want), 2e-7 * std::abs(want) + 1e-7) << x[i];
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> special = {0.0f, -0.0f, inf, -1.0f, -inf, std::nanf(""), 1.0f};
+  std::vector<float> s(special.size());
+  GetVectorMath().log_f32(special.data(), s.data(), static_cast<int64_t>(special.size()));
+  EXPECT_EQ(s[0], -inf);
+  EXPECT_EQ(s[1], -inf);
+  EXPECT_EQ(s[2], inf);
+  EXPECT_TRUE(std::isnan(s[3]) && std::isnan(s[4]) && std::isnan(s[5]));
+  EXPECT_EQ(s[6], 0.0f);
+}
+
 TEST_P(VectorMathTest, OutOfPlaceEqualsInPlaceForEveryLength) {
   const std::vector<float> x = Sweep();
   for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 33}) {
@@ -82,11 +108,14 @@ INSTANTIATE_TEST_SUITE_P(Paths, VectorMathTest,
 TEST(VectorMathTiersTest, Avx512EqualsAvx2BitForBit) {
   if (!HostCpu().Supports(IsaTier::kAvx512)) GTEST_SKIP() << "this CPU lacks the avx512 tier";
   const std::vector<float> x = Sweep();
-  for (auto fn : {&VectorMath::sigmoid_f32, &VectorMath::tanh_f32}) {
-    std::vector<float> y2(x.size()), y512(x.size());
-    (VectorMathAvx2().*fn)(x.data(), y2.data(), static_cast<int64_t>(x.size()));
-    (VectorMathAvx512().*fn)(x.data(), y512.data(), static_cast<int64_t>(x.size()));
-    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y2[i], y512[i]) << x[i];
+  std::vector<float> positive;
+  for (float v : x) positive.push_back(std::abs(v) + 1e-30f);
+  for (auto fn : {&VectorMath::sigmoid_f32, &VectorMath::tanh_f32, &VectorMath::log_f32}) {
+    const std::vector<float>& in = fn == &VectorMath::log_f32 ? positive : x;
+    std::vector<float> y2(in.size()), y512(in.size());
+    (VectorMathAvx2().*fn)(in.data(), y2.data(), static_cast<int64_t>(in.size()));
+    (VectorMathAvx512().*fn)(in.data(), y512.data(), static_cast<int64_t>(in.size()));
+    for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(y2[i], y512[i]) << in[i];
   }
 }
 
