@@ -422,6 +422,7 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
     }
     ++model.counters["plan_nodes"];
     ++model.counters[std::string("plan_nodes_") + pn.kernel->profile_path()];
+    if (has_subgraph) body_nodes_.push_back(static_cast<int>(nodes_.size()));
     nodes_.push_back(std::move(pn));
   }
   return Status::OK();
@@ -574,8 +575,11 @@ bool Frame::KeepsBufferOf(const Tensor& value) const {
   if (decided_valid_)
     for (int slot : plan_.decided_slots_)
       if (locals_[static_cast<size_t>(slot)].SharesBufferWith(value)) return true;
-  for (const auto& body : subgraph_frames_)  // an If output may be a view of a branch's kept value
-    if (body && body->KeepsBufferOf(value)) return true;
+  for (int node : plan_.body_nodes_)  // an If output may be a view of a branch's kept value
+    for (int which = 0; which < kSubgraphsPerNode; ++which) {
+      const auto& body = subgraph_frames_[static_cast<size_t>(node + 1) * kSubgraphsPerNode + static_cast<size_t>(which)];
+      if (body && body->KeepsBufferOf(value)) return true;
+    }
   return false;
 }
 

@@ -160,6 +160,7 @@ class GraphPlan {
   std::vector<PlanNode> nodes_;
   bool has_value_decided_ = false;  ///< some node is value_decided
   std::vector<int> decided_slots_;  ///< the local slots the value_decided nodes write
+  std::vector<int> body_nodes_;     ///< indices in nodes_ of the nodes with subgraphs
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
   /// While compiling (ApplyRewrites to DefineValues): the weights the rewrite copy left in the
   /// caller's graph (graph_plan.cc CopyForRewrites).

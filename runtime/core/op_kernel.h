@@ -169,6 +169,23 @@ struct DirectCall {
   bool (*accepts)(const void* state, const Tensor* const* inputs, size_t num_inputs) = nullptr;
 };
 
+/// How a JIT product partition (runtime/jit/jit_product_kernel.h) runs a product kernel
+/// (FusedConv, ConvTranspose, MatMul or MatMulAddBias by a constant matrix) through the generated code's C ABI:
+/// the state the kernel made at load (packed weights, the constant bias and epilogue) applied to
+/// raw float buffers. Only input 0 varies; the state holds the node's other inputs (constants).
+/// `run` is the code Compute runs, so both give the same bits.
+struct ProductCall {
+  static constexpr int kMaxRank = 8;
+  /// The output's shape for an input 0 of shape `x` (`rank` dims <= kMaxRank) into `y` (room for
+  /// kMaxRank dims) and the bytes of 64-byte-aligned scratch `run` needs for it; returns the
+  /// output's rank, 0 when `run` cannot take such an input (the caller then runs Compute, which
+  /// reports why). One function: a small conv's geometry is a fair part of its call.
+  int (*prepare)(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) = nullptr;
+  /// y = the product of x, for an x prepare accepted.
+  void (*run)(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) = nullptr;
+  const void* state = nullptr;
+};
+
 class OpKernel {
  public:
   virtual ~OpKernel() = default;
@@ -178,6 +195,8 @@ class OpKernel {
   virtual const char* profile_path() const { return "reference"; }
   /// Non-null when generated code may call this kernel directly (float in, float out).
   virtual const DirectCall* direct_call() const { return nullptr; }
+  /// Non-null when a JIT product partition may run this kernel on raw buffers (ProductCall).
+  virtual const ProductCall* product_call() const { return nullptr; }
 };
 
 using KernelFactory = Expected<std::unique_ptr<OpKernel>> (*)(const NodeInfo& node);

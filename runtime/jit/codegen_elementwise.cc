@@ -51,8 +51,9 @@ Schedule MakeSchedule(const ElementwiseIR& ir) {
       s.in_tile[static_cast<size_t>(op.a)] = 1;  // the call reads a whole tile
       s.avail[v] = s.avail[static_cast<size_t>(op.a)] + 1;
     } else {
-      int seg = s.avail[static_cast<size_t>(op.a)];
+      int seg = op.a >= 0 ? s.avail[static_cast<size_t>(op.a)] : 0;  // a constant is readable anywhere
       if (op.b >= 0) seg = std::max(seg, s.avail[static_cast<size_t>(op.b)]);
+      if (op.c >= 0) seg = std::max(seg, s.avail[static_cast<size_t>(op.c)]);
       s.avail[v] = seg;
     }
   }
@@ -61,7 +62,7 @@ Schedule MakeSchedule(const ElementwiseIR& ir) {
   for (size_t k = 0; k < ir.ops.size(); ++k) {
     const IrOp& op = ir.ops[k];
     const int seg = s.avail[ni + k];
-    for (int operand : {op.a, op.b})
+    for (int operand : {op.a, op.b, op.c})
       if (operand >= static_cast<int>(ni) && s.avail[static_cast<size_t>(operand)] < seg)
         s.in_tile[static_cast<size_t>(operand)] = 1;
   }
@@ -85,14 +86,15 @@ class Emitter {
     input_cols_ = &*arg++;
     abi_ = &*arg++;
     tiles_.assign(nv, nullptr);
-    auto* tile_type = llvm::ArrayType::get(b_.getFloatTy(), kActivationTile);
     for (size_t v = 0; v < nv; ++v) {
       if (!sched_.in_tile[v]) continue;
+      auto* tile_type = llvm::ArrayType::get(Storage(ir_.TypeOf(static_cast<int>(v))), kActivationTile);
       auto* a = b_.CreateAlloca(tile_type, nullptr, "tile" + std::to_string(v));
       a->setAlignment(llvm::Align(64));
       tiles_[v] = b_.CreateConstInBoundsGEP2_64(tile_type, a, 0, 0);
     }
     EmitLoop(b_, b_.getInt64(0), rows_, "r", [&](Value* r) {
+      EmitStridedRowOffsets(r);
       EmitLoop(b_, b_.getInt64(0), b_.CreateUDiv(b_.CreateAdd(cols_, b_.getInt64(kActivationTile - 1)),
                                                  b_.getInt64(kActivationTile)),
                "t", [&](Value* t) {
@@ -110,6 +112,35 @@ class Emitter {
   }
 
  private:
+  // Where row `r` starts in each strided input: r split into the result's outer indices (its dims
+  // but the last are the call's geometry after the inputs' last dims), each times the input's
+  // stride of that dim (0 where it repeats). Once per row, so the column loop stays a plain one.
+  void EmitStridedRowOffsets(Value* r) {
+    row_offsets_.assign(ir_.inputs.size(), nullptr);
+    if (ir_.StridedInputs() == 0) return;
+    const int64_t ni = static_cast<int64_t>(ir_.inputs.size()), outer = ir_.rank - 1;
+    auto geometry = [&](int64_t k) -> Value* {  // baked when the declared shapes fix it
+      if (!ir_.static_geometry.empty()) return b_.getInt64(ir_.static_geometry[static_cast<size_t>(k)]);
+      return b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), input_cols_, static_cast<uint64_t>(ni + k)));
+    };
+    std::vector<Value*> index(static_cast<size_t>(outer));
+    Value* rest = r;
+    for (int64_t d = outer - 1; d >= 0; --d) {
+      Value* dim = geometry(d);
+      index[static_cast<size_t>(d)] = b_.CreateURem(rest, dim);
+      rest = b_.CreateUDiv(rest, dim);
+    }
+    int64_t strided = 0;
+    for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+      if (!IsStrided(ir_.inputs[i])) continue;
+      Value* offset = b_.getInt64(0);
+      for (int64_t d = 0; d < outer; ++d)
+        offset = b_.CreateAdd(offset, b_.CreateMul(index[static_cast<size_t>(d)], geometry(outer * (1 + strided) + d)));
+      row_offsets_[i] = offset;
+      ++strided;
+    }
+  }
+
   void EmitSegmentElement(int seg, Value* r, Value* c0, Value* c) {
     const size_t ni = ir_.inputs.size();
     std::map<int, Value*> ssa;
@@ -119,8 +150,9 @@ class Emitter {
       if (auto it = ssa.find(v); it != ssa.end()) return it->second;
       Value* x = nullptr;
       const size_t uv = static_cast<size_t>(v);
+      const DType type = ir_.TypeOf(v);
       if (sched_.activation[uv] || (v >= static_cast<int>(ni) && sched_.avail[uv] < seg)) {
-        x = b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), tiles_[uv], c));
+        x = Load(type, tiles_[uv], c);
       } else if (v < static_cast<int>(ni)) {
         Value* index = nullptr;
         switch (ir_.inputs[uv]) {
@@ -129,8 +161,11 @@ class Emitter {
           case Access::kColumn: index = r; break;
           case Access::kScalar: index = b_.getInt64(0); break;
           case Access::kSliced: NUPHAR_CHECK(false, "a sliced input is read through ColumnSlice only"); break;
+          case Access::kStrided: index = b_.CreateAdd(row_offsets_[uv], col); break;
+          case Access::kStridedColumn:
+          case Access::kChannel: index = row_offsets_[uv]; break;
         }
-        x = b_.CreateLoad(b_.getFloatTy(), b_.CreateGEP(b_.getFloatTy(), buffers_[uv], index));
+        x = Load(type, buffers_[uv], index);
       } else if (ir_.ops[uv - ni].kind == OpKind::kColumnSlice) {
         const IrOp& op = ir_.ops[uv - ni];
         Value* in_cols = b_.CreateLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), input_cols_, op.a));
@@ -145,12 +180,12 @@ class Emitter {
     // Values of this segment that must outlive it, and the outputs readable in it.
     for (size_t v = 0; v < sched_.avail.size(); ++v) {
       if (sched_.avail[v] != seg || !sched_.in_tile[v] || sched_.activation[v]) continue;
-      b_.CreateStore(get(static_cast<int>(v)), b_.CreateGEP(b_.getFloatTy(), tiles_[v], c));
+      Store(ir_.TypeOf(static_cast<int>(v)), get(static_cast<int>(v)), tiles_[v], c);
     }
     for (size_t o = 0; o < ir_.outputs.size(); ++o) {
       const int v = ir_.outputs[o];
       if (sched_.avail[static_cast<size_t>(v)] != seg) continue;
-      b_.CreateStore(get(v), b_.CreateGEP(b_.getFloatTy(), buffers_[ni + o], full_index));
+      Store(ir_.TypeOf(v), get(v), buffers_[ni + o], full_index);
     }
   }
 
@@ -169,6 +204,30 @@ class Emitter {
     }
   }
 
+  // Element storage: bool is one byte (0 or 1) in memory and an i1 in registers.
+  llvm::Type* Storage(DType type) {
+    switch (type) {
+      case DType::kInt32: return b_.getInt32Ty();
+      case DType::kInt64: return b_.getInt64Ty();
+      case DType::kBool: return b_.getInt8Ty();
+      default: return b_.getFloatTy();
+    }
+  }
+  // Buffers and tiles are float pointers in the signature; other types read through a cast.
+  Value* Element(DType type, Value* base, Value* index) {
+    llvm::Type* t = Storage(type);
+    Value* typed = t->isFloatTy() ? base : b_.CreateBitCast(base, t->getPointerTo());
+    return b_.CreateGEP(t, typed, index);
+  }
+  Value* Load(DType type, Value* base, Value* index) {
+    Value* x = b_.CreateLoad(Storage(type), Element(type, base, index));
+    return type == DType::kBool ? b_.CreateICmpNE(x, b_.getInt8(0)) : x;
+  }
+  void Store(DType type, Value* x, Value* base, Value* index) {
+    if (type == DType::kBool) x = b_.CreateZExt(x, b_.getInt8Ty());
+    b_.CreateStore(x, Element(type, base, index));
+  }
+
   Value* Unary(llvm::Intrinsic::ID id, Value* x) {
     return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, id, {b_.getFloatTy()}), {x});
   }
@@ -178,10 +237,81 @@ class Emitter {
   }
   Value* F(float v) { return llvm::ConstantFP::get(b_.getFloatTy(), v); }
 
+  // Cast as the reference's ConvertValue: float -> integer truncates toward zero when the value
+  // is within int64 (then wraps to int32), NaN, infinities and values beyond int64 give 0; any ->
+  // bool is "!= 0" (NaN is true); bool -> number is 0 or 1.
+  Value* Convert(Value* x, DType from, DType to) {
+    if (from == to) return x;
+    llvm::Type* target = Storage(to);
+    if (to == DType::kBool)
+      return from == DType::kFloat ? b_.CreateFCmpUNE(x, F(0)) : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+    if (from == DType::kBool) return to == DType::kFloat ? b_.CreateUIToFP(x, target) : b_.CreateZExt(x, target);
+    if (from == DType::kFloat) {
+      Value* in_range = b_.CreateAnd(b_.CreateFCmpOGE(x, F(-9223372036854775808.0f)),
+                                     b_.CreateFCmpOLT(x, F(9223372036854775808.0f)));
+      Value* wide = b_.CreateSelect(in_range, b_.CreateFPToSI(x, b_.getInt64Ty()), b_.getInt64(0));
+      return b_.CreateTrunc(wide, target);  // a no-op for int64
+    }
+    return to == DType::kFloat ? b_.CreateSIToFP(x, target) : b_.CreateSExtOrTrunc(x, target);
+  }
+
+  // Integer and bool ops, as the reference kernels compute them: wrapping arithmetic (no nsw), and
+  // division and modulo by 0 (and by -1, whose INT_MIN case traps in hardware) handled first.
+  Value* ComputeInteger(const IrOp& op, Value* a, Value* bv) {
+    llvm::Type* t = a->getType();
+    auto k = [&](int64_t v) { return llvm::ConstantInt::get(t, static_cast<uint64_t>(v), /*isSigned=*/true); };
+    auto guarded = [&](auto&& divide, Value* by_minus_one) {  // b == 0 -> 0, b == -1 -> by_minus_one
+      Value* zero = b_.CreateICmpEQ(bv, k(0));
+      Value* minus_one = b_.CreateICmpEQ(bv, k(-1));
+      Value* r = divide(b_.CreateSelect(b_.CreateOr(zero, minus_one), k(1), bv));
+      return b_.CreateSelect(zero, k(0), b_.CreateSelect(minus_one, by_minus_one, r));
+    };
+    switch (op.kind) {
+      case OpKind::kAdd: return b_.CreateAdd(a, bv);
+      case OpKind::kSub: return b_.CreateSub(a, bv);
+      case OpKind::kMul: return b_.CreateMul(a, bv);
+      case OpKind::kDiv: return guarded([&](Value* d) { return b_.CreateSDiv(a, d); }, b_.CreateSub(k(0), a));
+      case OpKind::kModTrunc: return guarded([&](Value* d) { return b_.CreateSRem(a, d); }, k(0));
+      case OpKind::kModFloor:  // the remainder takes the divisor's sign
+        return guarded([&](Value* d) {
+          Value* r = b_.CreateSRem(a, d);
+          Value* fix = b_.CreateAnd(b_.CreateICmpNE(r, k(0)),
+                                    b_.CreateICmpNE(b_.CreateICmpSLT(r, k(0)), b_.CreateICmpSLT(d, k(0))));
+          return b_.CreateSelect(fix, b_.CreateAdd(r, d), r);
+        }, k(0));
+      case OpKind::kMax: return b_.CreateSelect(b_.CreateICmpSGT(a, bv), a, bv);
+      case OpKind::kMin: return b_.CreateSelect(b_.CreateICmpSLT(a, bv), a, bv);
+      case OpKind::kNeg: return b_.CreateSub(k(0), a);
+      case OpKind::kAbs: return b_.CreateSelect(b_.CreateICmpSLT(a, k(0)), b_.CreateSub(k(0), a), a);
+      case OpKind::kEqual: return b_.CreateICmpEQ(a, bv);
+      case OpKind::kLess: return b_.CreateICmpSLT(a, bv);
+      case OpKind::kGreater: return b_.CreateICmpSGT(a, bv);
+      case OpKind::kLessOrEqual: return b_.CreateICmpSLE(a, bv);
+      case OpKind::kGreaterOrEqual: return b_.CreateICmpSGE(a, bv);
+      case OpKind::kNot: return b_.CreateNot(a);
+      case OpKind::kAnd: return b_.CreateAnd(a, bv);
+      case OpKind::kOr: return b_.CreateOr(a, bv);
+      case OpKind::kXor: return b_.CreateXor(a, bv);
+      case OpKind::kIdentity: return a;
+      default: break;
+    }
+    NUPHAR_CHECK(false, "elementwise codegen: integer op kind without an emitter");
+    return nullptr;
+  }
+
   Value* Compute(const IrOp& op, const std::function<Value*(int)>& get) {
+    if (op.kind == OpKind::kConstant) return F(op.alpha);
     Value* a = get(op.a);
     Value* bv = op.b >= 0 ? get(op.b) : nullptr;
+    if (op.kind == OpKind::kWhere) return b_.CreateSelect(get(op.c), a, bv);
+    if (op.kind == OpKind::kCast) return Convert(a, ir_.TypeOf(op.a), op.type);
+    if (ir_.TypeOf(op.a) != DType::kFloat) return ComputeInteger(op, a, bv);
     switch (op.kind) {
+      case OpKind::kEqual: return b_.CreateFCmpOEQ(a, bv);
+      case OpKind::kLess: return b_.CreateFCmpOLT(a, bv);
+      case OpKind::kGreater: return b_.CreateFCmpOGT(a, bv);
+      case OpKind::kLessOrEqual: return b_.CreateFCmpOLE(a, bv);
+      case OpKind::kGreaterOrEqual: return b_.CreateFCmpOGE(a, bv);
       case OpKind::kAdd: return b_.CreateFAdd(a, bv);
       case OpKind::kSub: return b_.CreateFSub(a, bv);
       case OpKind::kMul: return b_.CreateFMul(a, bv);
@@ -220,6 +350,7 @@ class Emitter {
       case OpKind::kTanh:
       case OpKind::kLog:           // calls on tiles, never computed per element
       case OpKind::kColumnSlice:   // a load (EmitSegmentElement)
+      default:                     // integer and bool ops (ComputeInteger), Where and Cast above
         break;
     }
     NUPHAR_CHECK(false, "elementwise codegen: op kind without an emitter");
@@ -232,6 +363,7 @@ class Emitter {
   Schedule sched_;
   std::vector<Value*> buffers_;
   std::vector<Value*> tiles_;
+  std::vector<Value*> row_offsets_;  ///< per input: where the current row starts (strided inputs)
   Value* rows_ = nullptr;
   Value* cols_ = nullptr;
   Value* input_cols_ = nullptr;

@@ -4,7 +4,8 @@
 //   void <name>(float* const* buffers, int64_t rows, int64_t cols, const int64_t* input_cols,
 //               void* const* abi)
 // with the inputs' buffers first, then the outputs'; input_cols[i] is input i's last dim (the
-// row stride of a sliced input); abi is RuntimeAbiTable() (jit_runtime_abi.h). It forwards to an internal function whose
+// row stride of a sliced input), followed by the strided inputs' geometry
+// (ElementwiseIR::StridedGeometrySize); abi is RuntimeAbiTable() (jit_runtime_abi.h). It forwards to an internal function whose
 // buffer parameters are noalias (the executor never aliases an output with an input), so
 // LLVM vectorizes without run-time overlap checks.
 #pragma once

@@ -103,8 +103,8 @@ bool HasInput(const onnx::NodeProto& node, int i) { return i < node.input_size()
 
 // Node input `i` as a computed parameter: an int64 or int32 vector of static length.
 bool ComputedParameter(std::span<const MoveOperand> inputs, int i, DataMoveIR& ir, std::string* why) {
-  // A node without the input (Reshape with no shape: fuzz_session_create) is the reference's error.
-  if (static_cast<size_t>(i) >= inputs.size()) return *why = "input " + std::to_string(i) + " is missing", false;
+  // A node short of that input (a broken or hostile file; fuzz_session_create) is refused here.
+  if (i < 0 || static_cast<size_t>(i) >= inputs.size()) return *why = "input " + std::to_string(i) + " is missing", false;
   const MoveOperand& in = inputs[static_cast<size_t>(i)];
   if (in.dtype != DType::kInt64 && in.dtype != DType::kInt32)
     return *why = "computed parameter input " + std::to_string(i) + " is not known to be int64 or int32", false;

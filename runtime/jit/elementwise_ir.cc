@@ -20,21 +20,49 @@ bool DimEqual(const onnx::TensorShapeProto::Dimension& a, const onnx::TensorShap
 }
 bool DimIsOne(const onnx::TensorShapeProto::Dimension& d) { return d.has_dim_value() && d.dim_value() == 1; }
 
+// Which element types an op takes (ElementwiseResultType).
+enum class Types : uint8_t {
+  kFloat,       // float only
+  kNumber,      // float, int32 or int64, all operands alike; the result has their type
+  kInteger,     // int32 or int64 (Mod)
+  kCompare,     // float, int32 or int64 (Equal also bool), operands alike -> bool
+  kLogic,       // bool -> bool
+  kSelect,      // Where: a bool condition, then two values alike of any type
+  kConvert,     // Cast: any type to the attribute's
+};
+
 struct OpInfo {
   const char* onnx;
   OpKind kind;
   int arity;  // -1: variadic (folded left to right as the reference does)
+  Types types = Types::kFloat;
+  int min_opset = 6;  // below it the op has another schema (legacy broadcast attributes, Cast's string 'to')
 };
 
 constexpr OpInfo kOps[] = {
-    {"Add", OpKind::kAdd, 2},        {"Sub", OpKind::kSub, 2},          {"Mul", OpKind::kMul, 2},
-    {"Div", OpKind::kDiv, 2},        {"Max", OpKind::kMax, -1},         {"Min", OpKind::kMin, -1},
-    {"Sum", OpKind::kAdd, -1},       {"Neg", OpKind::kNeg, 1},          {"Abs", OpKind::kAbs, 1},
+    {"Add", OpKind::kAdd, 2, Types::kNumber},   {"Sub", OpKind::kSub, 2, Types::kNumber},
+    {"Mul", OpKind::kMul, 2, Types::kNumber},   {"Div", OpKind::kDiv, 2, Types::kNumber},
+    {"Max", OpKind::kMax, -1, Types::kNumber},  {"Min", OpKind::kMin, -1, Types::kNumber},
+    {"Sum", OpKind::kAdd, -1, Types::kNumber},  {"Neg", OpKind::kNeg, 1, Types::kNumber},
+    {"Abs", OpKind::kAbs, 1, Types::kNumber},
     {"Relu", OpKind::kRelu, 1},      {"Sqrt", OpKind::kSqrt, 1},        {"Reciprocal", OpKind::kReciprocal, 1},
     {"Floor", OpKind::kFloor, 1},    {"Ceil", OpKind::kCeil, 1},        {"Exp", OpKind::kExp, 1},
     {"Log", OpKind::kLog, 1},        {"LeakyRelu", OpKind::kLeakyRelu, 1}, {"HardSigmoid", OpKind::kHardSigmoid, 1},
     {"Clip", OpKind::kClip, 1},      {"Identity", OpKind::kIdentity, 1}, {"Sigmoid", OpKind::kSigmoid, 1},
     {"Tanh", OpKind::kTanh, 1},      {"Pow", OpKind::kPow, 2},          {"PRelu", OpKind::kPRelu, 2},
+    {"Mod", OpKind::kModFloor, 2, Types::kInteger, 10},
+    {"Equal", OpKind::kEqual, 2, Types::kCompare, 7},
+    {"Less", OpKind::kLess, 2, Types::kCompare, 7},
+    {"Greater", OpKind::kGreater, 2, Types::kCompare, 7},
+    {"LessOrEqual", OpKind::kLessOrEqual, 2, Types::kCompare, 12},
+    {"GreaterOrEqual", OpKind::kGreaterOrEqual, 2, Types::kCompare, 12},
+    {"Not", OpKind::kNot, 1, Types::kLogic},
+    {"And", OpKind::kAnd, 2, Types::kLogic, 7},
+    {"Or", OpKind::kOr, 2, Types::kLogic, 7},
+    {"Xor", OpKind::kXor, 2, Types::kLogic, 7},
+    {"Where", OpKind::kWhere, 3, Types::kSelect, 9},
+    {"Cast", OpKind::kCast, 1, Types::kConvert},
+    {"BatchNormalization", OpKind::kBatchNorm, 5, Types::kFloat, 7},
 };
 
 const OpInfo* FindOp(const std::string& op_type) {
@@ -81,6 +109,21 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kPow: return "Pow";
     case OpKind::kPRelu: return "PRelu";
     case OpKind::kColumnSlice: return "ColumnSlice";
+    case OpKind::kModFloor: return "ModFloor";
+    case OpKind::kModTrunc: return "ModTrunc";
+    case OpKind::kEqual: return "Equal";
+    case OpKind::kLess: return "Less";
+    case OpKind::kGreater: return "Greater";
+    case OpKind::kLessOrEqual: return "LessOrEqual";
+    case OpKind::kGreaterOrEqual: return "GreaterOrEqual";
+    case OpKind::kNot: return "Not";
+    case OpKind::kAnd: return "And";
+    case OpKind::kOr: return "Or";
+    case OpKind::kXor: return "Xor";
+    case OpKind::kWhere: return "Where";
+    case OpKind::kCast: return "Cast";
+    case OpKind::kConstant: return "Constant";
+    case OpKind::kBatchNorm: return "BatchNormalization";
   }
   return "?";
 }
@@ -91,6 +134,75 @@ bool IsScalarConstantOperand(const onnx::NodeProto& node, int k) {
 
 bool IsActivationCall(OpKind kind) {
   return kind == OpKind::kSigmoid || kind == OpKind::kTanh || kind == OpKind::kLog;
+}
+
+bool IsGeneratedElementType(DType type) {
+  return type == DType::kFloat || type == DType::kInt32 || type == DType::kInt64 || type == DType::kBool;
+}
+
+DType ElementwiseResultType(const onnx::NodeProto& node, const std::vector<DType>& input_types, std::string* why) {
+  const OpInfo* info = FindOp(node.op_type());
+  if (!info) return *why = "no code generator for " + node.op_type(), DType::kUndefined;
+  // Operands that are values of the kernel (Clip's bounds and Pow's exponent are constants of
+  // the body, converted to float by the partitioner).
+  std::vector<DType> operands;
+  for (size_t i = 0; i < input_types.size(); ++i)
+    if (!(i < static_cast<size_t>(node.input_size()) && node.input(static_cast<int>(i)).empty()) &&
+        !IsScalarConstantOperand(node, static_cast<int>(i)))
+      operands.push_back(input_types[i]);
+  if (operands.empty()) return *why = "no operands", DType::kUndefined;
+  for (DType t : operands)
+    if (!IsGeneratedElementType(t))
+      return *why = std::string("an operand of type ") + DTypeName(t) + " (generated: float, int32, int64, bool)",
+             DType::kUndefined;
+  auto alike = [&](size_t from) {
+    for (size_t i = from + 1; i < operands.size(); ++i)
+      if (operands[i] != operands[from]) return false;
+    return true;
+  };
+  const DType first = operands[0];
+  const bool number = first == DType::kFloat || first == DType::kInt32 || first == DType::kInt64;
+  switch (info->types) {
+    case Types::kFloat:
+      for (DType t : operands)
+        if (t != DType::kFloat) return *why = node.op_type() + " is generated for float only", DType::kUndefined;
+      return DType::kFloat;
+    case Types::kNumber:
+      if (!number || !alike(0)) return *why = "operands are not alike float, int32 or int64", DType::kUndefined;
+      return first;
+    case Types::kInteger:
+      if ((first != DType::kInt32 && first != DType::kInt64) || !alike(0))
+        return *why = node.op_type() + " is generated for int32 and int64 only", DType::kUndefined;
+      if (const int64_t fmod = AttrInt(node, "fmod", 0); fmod != 0 && fmod != 1)
+        return *why = "fmod is neither 0 nor 1", DType::kUndefined;  // the reference kernel reports it
+      return first;
+    case Types::kCompare:
+      if (!(number || (first == DType::kBool && info->kind == OpKind::kEqual)) || !alike(0))
+        return *why = "operands of " + node.op_type() + " are not alike numbers", DType::kUndefined;
+      return DType::kBool;
+    case Types::kLogic:
+      if (first != DType::kBool || !alike(0)) return *why = node.op_type() + " takes bool only", DType::kUndefined;
+      return DType::kBool;
+    case Types::kSelect:
+      if (operands.size() != 3 || first != DType::kBool || operands[1] != operands[2])
+        return *why = "Where needs a bool condition and two values of one type", DType::kUndefined;
+      return operands[1];
+    case Types::kConvert: {
+      const onnx::AttributeProto* to = FindAttr(node, "to");
+      if (!to || to->type() != onnx::AttributeProto::INT) return *why = "Cast without an integer 'to'", DType::kUndefined;
+      const DType target = static_cast<DType>(to->i());
+      if (!IsGeneratedElementType(target))
+        return *why = std::string("Cast to ") + DTypeName(target) + " (generated: float, int32, int64, bool)",
+               DType::kUndefined;
+      return target;
+    }
+  }
+  return *why = "unknown type rule", DType::kUndefined;
+}
+
+int ElementwiseMinOpset(const std::string& op_type) {
+  const OpInfo* info = FindOp(op_type);
+  return info ? info->min_opset : 0;
 }
 
 std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
@@ -146,26 +258,112 @@ bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapePro
     for (int i = 0; i + 1 < ri; ++i) rows_equal &= DimEqual(in.dim(i), out.dim(i));
     if (rows_equal) return *access = Access::kColumn, true;
   }
-  return *why = "a broadcast that is neither a row, a column nor a scalar", false;
+  // Any other broadcast (numpy's rule on declared dims, aligned at the last): every dim is the
+  // result's or 1; the last is read contiguously unless it is the one repeated.
+  for (int i = 0; i < ri; ++i) {
+    const auto& d = in.dim(i);
+    if (!DimEqual(d, out.dim(ro - ri + i)) && !DimIsOne(d))
+      return *why = "dims that do not broadcast to the result's (or are not known to)", false;
+  }
+  const bool repeat_last = DimIsOne(in.dim(ri - 1)) && !DimIsOne(out.dim(ro - 1));
+  return *access = repeat_last ? Access::kStridedColumn : Access::kStrided, true;
+}
+
+bool ClassifyChannelParam(const onnx::TensorShapeProto& param, const onnx::TensorShapeProto& x, Access* access,
+                          std::string* why) {
+  if (x.dim_size() < 2) return *why = "X of rank below 2", false;
+  if (param.dim_size() != 1 || !DimEqual(param.dim(0), x.dim(1)))
+    return *why = "a parameter that is not [C] of X's channels", false;
+  *access = x.dim_size() == 2 ? Access::kRow : Access::kChannel;
+  return true;
+}
+
+bool IsInferenceBatchNorm(const onnx::NodeProto& node, int opset, std::string* why) {
+  if (opset < 7) return *why = "BatchNormalization below opset 7 (is_test)", false;
+  if (opset < 9 && AttrInt(node, "spatial", 1) != 1) return *why = "spatial=0 (per-activation parameters)", false;
+  if (opset >= 14 && AttrInt(node, "training_mode", 0) != 0) return *why = "training_mode=1", false;
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty()) return *why = "training outputs", false;
+  return true;
+}
+
+int ElementwiseIR::StridedInputs() const {
+  int n = 0;
+  for (Access a : inputs) n += IsStrided(a);
+  return n;
+}
+
+void ElementwiseIR::FillStridedGeometry(std::span<const int64_t> result,
+                                        const std::function<std::span<const int64_t>(size_t)>& input_shape,
+                                        int64_t* out) const {
+  const size_t r = result.size(), outer = r - 1;
+  for (size_t d = 0; d < outer; ++d) *out++ = result[d];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!IsStrided(inputs[i])) continue;
+    int64_t* strides = out;
+    out += outer;
+    if (inputs[i] == Access::kChannel) {  // [C] viewed as [C, 1, ..., 1] at the result's dim 1
+      for (size_t d = 0; d < outer; ++d) strides[d] = d == 1 ? 1 : 0;
+      continue;
+    }
+    const std::span<const int64_t> s = input_shape(i);
+    int64_t step = s.empty() ? 1 : s.back();  // the elements of one input row
+    for (size_t d = outer; d-- > 0;) {
+      const size_t lead = r - s.size();  // the input's dims align at the result's last
+      const int64_t dim = d < lead ? 1 : s[d - lead];
+      strides[d] = dim == 1 ? 0 : step;  // a repeated dim does not move
+      step *= dim;
+    }
+  }
+}
+
+size_t ElementwiseIR::StridedGeometrySize() const {
+  const int n = StridedInputs();
+  return n == 0 || rank < 1 ? 0 : static_cast<size_t>((rank - 1) * (1 + n));
+}
+
+DType ElementwiseIR::TypeOf(int v) const {
+  const size_t uv = static_cast<size_t>(v);
+  return uv < inputs.size() ? input_types[uv] : ops[uv - inputs.size()].type;
+}
+
+bool ElementwiseIR::AllFloat() const {
+  for (DType t : input_types)
+    if (t != DType::kFloat) return false;
+  for (const IrOp& op : ops)
+    if (op.type != DType::kFloat) return false;
+  return true;
 }
 
 std::string ElementwiseIR::ToText() const {
-  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced"};
+  static const char* kAccess[] = {"full", "row", "column", "scalar", "sliced", "strided", "strided column", "channel"};
+  // Float is the default type and goes unnamed (float kernels read as they always did).
+  auto type = [](DType t) { return t == DType::kFloat ? std::string() : std::string(" : ") + DTypeName(t); };
   std::string s;
   for (size_t i = 0; i < inputs.size(); ++i)
     s += "v" + std::to_string(i) + " = input " + kAccess[static_cast<int>(inputs[i])] +
-         (inputs[i] == Access::kSliced ? " " + std::to_string(input_widths[i]) : std::string()) + "\n";
+         (inputs[i] == Access::kSliced ? " " + std::to_string(input_widths[i]) : std::string()) +
+         (IsStrided(inputs[i]) ? " rank " + std::to_string(rank) : std::string()) +
+         type(input_types[i]) + "\n";
   for (size_t k = 0; k < ops.size(); ++k) {
     const IrOp& op = ops[k];
-    s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind) + " v" + std::to_string(op.a);
+    s += "v" + std::to_string(inputs.size() + k) + " = " + OpKindName(op.kind);
+    if (op.a >= 0) s += " v" + std::to_string(op.a);
     if (op.b >= 0) s += " v" + std::to_string(op.b);
+    if (op.c >= 0) s += " if v" + std::to_string(op.c);
+    s += type(op.type);
     if (op.kind == OpKind::kColumnSlice) s += " @" + std::to_string(op.offset);
     if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid || op.kind == OpKind::kClip ||
-        op.kind == OpKind::kPow) {
+        op.kind == OpKind::kPow || op.kind == OpKind::kConstant) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), " %a %a", op.alpha, op.beta);  // exact: the text is the identity
       s += buf;
     }
+    s += "\n";
+  }
+  if (!static_geometry.empty()) {
+    s += "geometry";
+    for (int64_t g : static_geometry) s += " " + std::to_string(g);
     s += "\n";
   }
   s += "outputs";
@@ -180,6 +378,10 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
   const onnx::TensorShapeProto& space = body.output(0).type().tensor_type().shape();
   std::unordered_map<std::string, int> value_of;
   std::unordered_map<std::string, int> split_uses, other_uses;
+  std::unordered_map<std::string, const onnx::NodeProto*> channel_params;  // BatchNormalization's inputs 1-4
+  for (const auto& n : body.node())
+    if (n.op_type() == "BatchNormalization")
+      for (int i = 1; i < n.input_size() && i < 5; ++i) channel_params[n.input(i)] = &n;
   for (const auto& n : body.node())
     for (int i = 0; i < n.input_size(); ++i)
       if (!(n.op_type() == "Split" && i == 1)) ++(n.op_type() == "Split" ? split_uses : other_uses)[n.input(i)];
@@ -200,11 +402,20 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
       access = Access::kSliced;
       width = in_shape.dim(r - 1).dim_value();
       ir.slice_cols = space.dim(r - 1).dim_value();
+    } else if (channel_params.count(in.name())) {
+      if (other_uses[in.name()] != 1 || !ClassifyChannelParam(in_shape, space, &access, &why))
+        return Diag::Msg("jit: input '" + in.name() + "' is not only a per-channel parameter" +
+                         (why.empty() ? std::string() : ": " + why));
     } else if (!ClassifyAccess(in_shape, space, &access, &why)) {
       return Diag::Msg("jit: input '" + in.name() + "' cannot be read: " + why);
     }
+    const DType type = static_cast<DType>(in.type().tensor_type().elem_type());
+    if (!IsGeneratedElementType(type) || (access == Access::kSliced && type != DType::kFloat))
+      return Diag::Msg(std::string("jit: input '") + in.name() + "' has type " + DTypeName(type));
+    if (IsStrided(access)) ir.rank = r;
     value_of[in.name()] = static_cast<int>(ir.inputs.size());
     ir.inputs.push_back(access);
+    ir.input_types.push_back(type);
     ir.input_widths.push_back(width);
   }
   std::unordered_map<std::string, float> scalar_constants;
@@ -269,6 +480,15 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     IrOp op;
     op.kind = info->kind;
     op.node = n.name();
+    std::vector<DType> types;  // of the operands that are values of the kernel
+    for (int i = 0; i < n.input_size(); ++i) {
+      auto it = value_of.find(n.input(i));
+      types.push_back(it == value_of.end() ? DType::kUndefined : ir.TypeOf(it->second));
+    }
+    std::string why;
+    op.type = ElementwiseResultType(n, types, &why);
+    if (op.type == DType::kUndefined) return Diag::Node(n, "jit: " + why);
+    if (op.kind == OpKind::kModFloor && AttrInt(n, "fmod", 0) == 1) op.kind = OpKind::kModTrunc;
     if (info->arity == -1) {  // variadic: fold left to right
       if (n.input_size() < 1) return Diag::Node(n, "jit: no inputs");
       NUPHAR_ASSIGN_OR_RETURN(int acc, operand(n, 0));
@@ -287,6 +507,38 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
         acc = next_id() - 1;
       }
       value_of[n.output(0)] = acc;
+      continue;
+    }
+    if (op.kind == OpKind::kBatchNorm) {
+      // The reference's inference form, op for op in float: a = scale / sqrt(var + epsilon),
+      // b = B - mean * a, y = x * a + b (per element here; the same roundings per channel).
+      int x, scale, bias, mean, var;
+      NUPHAR_ASSIGN_OR_RETURN(x, operand(n, 0));
+      NUPHAR_ASSIGN_OR_RETURN(scale, operand(n, 1));
+      NUPHAR_ASSIGN_OR_RETURN(bias, operand(n, 2));
+      NUPHAR_ASSIGN_OR_RETURN(mean, operand(n, 3));
+      NUPHAR_ASSIGN_OR_RETURN(var, operand(n, 4));
+      auto push = [&](OpKind kind, int a, int b, float alpha = 0) {
+        IrOp step = op;
+        step.kind = kind;
+        step.a = a;
+        step.b = b;
+        step.alpha = alpha;
+        ir.ops.push_back(step);
+        return next_id() - 1;
+      };
+      const int eps = push(OpKind::kConstant, -1, -1, AttrFloat(n, "epsilon", 1e-5f));
+      const int a = push(OpKind::kDiv, scale, push(OpKind::kSqrt, push(OpKind::kAdd, var, eps), -1));
+      const int b = push(OpKind::kSub, bias, push(OpKind::kMul, mean, a));
+      value_of[n.output(0)] = push(OpKind::kAdd, push(OpKind::kMul, x, a), b);
+      continue;
+    }
+    if (op.kind == OpKind::kWhere) {  // Where(condition, X, Y)
+      NUPHAR_ASSIGN_OR_RETURN(op.c, operand(n, 0));
+      NUPHAR_ASSIGN_OR_RETURN(op.a, operand(n, 1));
+      NUPHAR_ASSIGN_OR_RETURN(op.b, operand(n, 2));
+      ir.ops.push_back(op);
+      value_of[n.output(0)] = next_id() - 1;
       continue;
     }
     NUPHAR_ASSIGN_OR_RETURN(op.a, operand(n, 0));
@@ -322,6 +574,27 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     if (!SameDeclaredShape(out.type().tensor_type().shape(), space))
       return Diag::Msg("jit: partition output '" + out.name() + "' does not have the kernel's shape");
     ir.outputs.push_back(it->second);
+  }
+  // The strided geometry is baked when every dim it reads is declared static.
+  if (ir.rank > 0) {
+    auto static_dims = [](const onnx::TensorShapeProto& shape, std::vector<int64_t>* dims) {
+      for (const auto& d : shape.dim()) {
+        if (!d.has_dim_value()) return false;
+        dims->push_back(d.dim_value());
+      }
+      return true;
+    };
+    std::vector<int64_t> result;
+    std::vector<std::vector<int64_t>> shapes(ir.inputs.size());
+    bool known = static_dims(space, &result);
+    for (size_t i = 0; known && i < ir.inputs.size(); ++i)
+      if (IsStrided(ir.inputs[i]) && ir.inputs[i] != Access::kChannel)
+        known = static_dims(body.input(static_cast<int>(i)).type().tensor_type().shape(), &shapes[i]);
+    if (known) {
+      ir.static_geometry.resize(ir.StridedGeometrySize());
+      ir.FillStridedGeometry(result, [&](size_t i) { return std::span<const int64_t>(shapes[i]); },
+                             ir.static_geometry.data());
+    }
   }
   return ir;
 }

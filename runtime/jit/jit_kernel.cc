@@ -24,10 +24,12 @@
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/jit/jit_if_kernel.h"
 #include "runtime/jit/jit_engine.h"
+#include "runtime/jit/jit_product_kernel.h"
 #include "runtime/jit/jit_reduce_kernel.h"
 #include "runtime/jit/jit_runtime_abi.h"
 #include "runtime/jit/partition_reference.h"
 #include "runtime/jit/partitioner.h"
+#include "runtime/jit/product_ir.h"
 
 namespace nuphar::jit {
 DumpOptions DumpOptionsFor(const NodeInfo& node) {
@@ -138,9 +140,10 @@ Status JitElementwiseKernel::Compute(KernelContext& ctx) const {
   for (size_t i = 0; i < num_inputs; ++i) inputs[i] = ctx.input(i);
   ElementwiseGeometry geo;
   if (!Fits(std::span<const Tensor* const>(inputs, num_inputs), &geo)) return fallback_->Run(ctx);
-  for (size_t i = 0; i < num_inputs; ++i) buffers[i] = const_cast<float*>(inputs[i]->data<float>());
+  // The generated function takes every buffer as float* and reads each with its IR type.
+  for (size_t i = 0; i < num_inputs; ++i) buffers[i] = static_cast<float*>(const_cast<void*>(inputs[i]->raw()));
   for (size_t o = 0; o < ir_.outputs.size(); ++o)
-    buffers[num_inputs + o] = ctx.Output(o, DType::kFloat, geo.shape())->data<float>();
+    buffers[num_inputs + o] = static_cast<float*>(ctx.Output(o, ir_.TypeOf(ir_.outputs[o]), geo.shape())->raw());
   reinterpret_cast<ElementwiseFn>(code_->entry)(buffers, geo.rows, geo.cols, geo.input_cols().data(),
                                                 RuntimeAbiTable());
   if (fallback_->compare()) return fallback_->Compare(ctx);
@@ -153,15 +156,18 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
   size_t rank = 0;
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
     const Tensor* t = inputs[i];
-    if (!t || t->dtype() != DType::kFloat) return false;
+    if (!t || t->dtype() != ir_.input_types[i]) return false;
     rank = std::max(rank, t->shape().size());
   }
+  if (ir_.rank > 0 && rank != static_cast<size_t>(ir_.rank)) return false;  // strided: the geometry's layout
+  const size_t ni = ir_.inputs.size();
   geo->rank_ = rank;
-  geo->inputs_ = ir_.inputs.size();
+  geo->inputs_ = ni + ir_.StridedGeometrySize();
   int64_t* shape = ElementwiseGeometry::Resize(geo->shape_inline_, geo->shape_heap_, rank);
-  int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, ir_.inputs.size());
+  int64_t* input_cols = ElementwiseGeometry::Resize(geo->cols_inline_, geo->cols_heap_, geo->inputs_);
   std::fill(shape, shape + rank, int64_t{1});
   for (size_t i = 0; i < ir_.inputs.size(); ++i) {
+    if (ir_.inputs[i] == Access::kChannel) continue;  // [C] at dim 1: checked below
     const std::vector<int64_t>& s = inputs[i]->shape();
     const bool sliced = ir_.inputs[i] == Access::kSliced;
     if (sliced && (s.empty() || s.back() != ir_.input_widths[i])) return false;
@@ -206,7 +212,27 @@ bool JitElementwiseKernel::Fits(std::span<const Tensor* const> inputs, Elementwi
           return false;
         flat = false;
         break;
+      case Access::kChannel:
+        if (rank < 3 || s.size() != 1 || s[0] != shape[1]) return false;
+        flat = false;
+        break;
+      case Access::kStrided:
+      case Access::kStridedColumn: {
+        // Every dim broadcasts (the result shape above); the last must be read as the code bakes it.
+        const int64_t last = s.empty() ? 1 : s.back();
+        if (ir_.inputs[i] == Access::kStrided ? last != cols : last != 1) return false;
+        flat = false;
+        break;
+      }
     }
+  }
+  if (ir_.rank > 0) {  // the strided geometry: the result's outer dims, then each strided input's strides
+    ir_.FillStridedGeometry(result, [&](size_t i) { return std::span<const int64_t>(inputs[i]->shape()); },
+                            input_cols + ni);
+    // Baked into the code: a call of another geometry (a declared shape the actual contradicts).
+    if (!ir_.static_geometry.empty() &&
+        !std::equal(ir_.static_geometry.begin(), ir_.static_geometry.end(), input_cols + ni))
+      return false;
   }
   if (flat) {
     geo->cols = total;
@@ -222,6 +248,9 @@ Expected<std::unique_ptr<OpKernel>> CreateJitKernel(const NodeInfo& node) {
   // A reduction partition (one Reduce*/Softmax/pool node, or a layer-norm chain) has its own kernel.
   if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsReducePartition(*body))
     return CreateJitReduceKernel(node);
+  // A product partition (one FusedConv / ConvTranspose / MatMul / MatMulAddBias) calls the product's core.
+  if (const onnx::GraphProto* body = node.GetGraph("body"); body && IsProductPartition(*body))
+    return CreateJitProductKernel(node);
   return JitElementwiseKernel::Create(node);
 }
 

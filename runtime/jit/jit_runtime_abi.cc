@@ -1,6 +1,7 @@
 // The runtime side of the generated code's C ABI (jit_runtime_abi.h).
 #include "runtime/jit/jit_runtime_abi.h"
 
+#include "runtime/core/op_kernel.h"
 #include "runtime/kernels/math/vector_math.h"
 
 extern "C" {
@@ -8,6 +9,11 @@ void nuphar_jit_sigmoid_f32(const float* x, float* y, int64_t n) { nuphar::GetVe
 void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().tanh_f32(x, y, n); }
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().softmax_f32(x, y, n); }
 void nuphar_jit_log_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().log_f32(x, y, n); }
+void nuphar_jit_product_f32(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
+                            void* scratch) {
+  const auto* product = static_cast<const nuphar::ProductCall*>(call);
+  product->run(product->state, x, x_dims, static_cast<int>(rank), y, scratch);
+}
 }
 
 namespace nuphar::jit {
@@ -18,6 +24,7 @@ void* const* RuntimeAbiTable() {
       reinterpret_cast<void*>(&nuphar_jit_tanh_f32),
       reinterpret_cast<void*>(&nuphar_jit_softmax_f32),
       reinterpret_cast<void*>(&nuphar_jit_log_f32),
+      reinterpret_cast<void*>(&nuphar_jit_product_f32),
   };
   return table;
 }

@@ -17,6 +17,11 @@ void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n);
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n);
 /// y[i] = log(x[i]) for i < n through the reference's vector math (the Log op kernel's).
 void nuphar_jit_log_f32(const float* x, float* y, int64_t n);
+/// y = the product of x (FusedConv, ConvTranspose, MatMul/MatMulAddBias by a constant matrix): `call` is the
+/// product kernel's nuphar::ProductCall (core/op_kernel.h: its state holds the weights packed at
+/// load), x_dims x's `rank` dims, scratch the 64-byte-aligned bytes ProductCall::prepare asked for.
+void nuphar_jit_product_f32(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
+                            void* scratch);
 }
 
 namespace nuphar::jit {
@@ -27,6 +32,7 @@ enum AbiSlot : int {
   kAbiTanhF32 = 1,     ///< nuphar_jit_tanh_f32
   kAbiSoftmaxF32 = 2,  ///< nuphar_jit_softmax_f32
   kAbiLogF32 = 3,      ///< nuphar_jit_log_f32
+  kAbiProductF32 = 4,  ///< nuphar_jit_product_f32
   kAbiSlots
 };
 

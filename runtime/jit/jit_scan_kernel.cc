@@ -12,6 +12,7 @@
 #include <llvm/IR/Module.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -154,13 +155,19 @@ class JitScanKernel final : public OpKernel {
       ScanLoopStep step;
       if (const auto* ew = dynamic_cast<const JitElementwiseKernel*>(n.kernel.get())) {
         if (!ew->ir()) return *why = "partition '" + n.name + "' has no generated code", false;
+        if (!ew->ir()->AllFloat()) return *why = "partition '" + n.name + "' computes values other than float", false;
+        if (ew->ir()->StridedInputs() > 0) return *why = "partition '" + n.name + "' reads a strided broadcast", false;
         step.elementwise = ew->ir();
       } else if (const DirectCall* dc = n.kernel->direct_call()) {
         step.direct = dc;
       } else {
         return *why = "node '" + n.name + "' (" + n.op_type + ") is not generated code", false;
       }
-      if (!n.implicit_inputs.empty() || n.run_with_next) return *why = "node '" + n.name + "' has a subgraph", false;
+      // Implicit inputs that are the body's constants are a product partition's weights, which its
+      // direct call reads from its state; any other is a subgraph's input the loop cannot pass.
+      const bool reads_values = std::any_of(n.implicit_inputs.begin(), n.implicit_inputs.end(),
+                                            [&](int ref) { return ref < body.num_locals(); });
+      if (reads_values || n.run_with_next) return *why = "node '" + n.name + "' has a subgraph", false;
       for (int ref : n.inputs) step.input_slots.push_back(slot(ref));
       for (int ref : n.outputs) step.output_slots.push_back(slot(ref));
       steps_nodes_.push_back(&n);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "graph/diagnostics.h"
 
@@ -30,7 +31,8 @@ Expected<std::unique_ptr<PartitionFallback>> PartitionFallback::Create(const Nod
 PartitionFallback::~PartitionFallback() {
   if (!compare_ || compared_runs_ == 0) return;
   char diffs[96];
-  std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g, max rel diff %.3g", max_abs_, max_rel_);
+  if (compared_floats_) std::snprintf(diffs, sizeof(diffs), "max abs diff %.3g, max rel diff %.3g", max_abs_, max_rel_);
+  else std::snprintf(diffs, sizeof(diffs), "identical");  // integer and bool outputs only: checked byte for byte
   ReportDiagnostic(Severity::kNote, "nuphar compare: " + kernel_name_ + " [" + nodes_ + "]: " +
                                         std::to_string(compared_runs_) + " run(s), " + diffs);
 }
@@ -42,8 +44,16 @@ Status PartitionFallback::Run(KernelContext& ctx) const { return reference_.Run(
 Status PartitionFallback::Compare(KernelContext& ctx) const {
   NUPHAR_ASSIGN_OR_RETURN(auto ref, ReferenceOutputs(ctx));
   double worst_abs = 0, worst_rel = 0;
+  bool floats = false;
   for (size_t o = 0; o < ref.size(); ++o) {
-    const Tensor& jit_out = *ctx.Output(o, DType::kFloat, ref[o].shape());  // same buffer, already written
+    const Tensor& jit_out = *ctx.Output(o, ref[o].dtype(), ref[o].shape());  // same buffer, already written
+    if (ref[o].dtype() != DType::kFloat) {  // integers and bools: identical or wrong
+      if (jit_out.bytes() != ref[o].bytes() || std::memcmp(jit_out.raw(), ref[o].raw(), ref[o].bytes()) != 0)
+        return Diag::Msg("compare: generated kernel " + kernel_name_ + " output " + std::to_string(o) + " (" +
+                         DTypeName(ref[o].dtype()) + ") differs from the reference on nodes " + nodes_);
+      continue;
+    }
+    floats = true;
     const float* a = jit_out.data<float>();
     const float* b = ref[o].data<float>();
     for (int64_t i = 0; i < ref[o].size(); ++i) {
@@ -58,6 +68,7 @@ Status PartitionFallback::Compare(KernelContext& ctx) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++compared_runs_;
+    compared_floats_ |= floats;
     max_abs_ = std::max(max_abs_, worst_abs);
     max_rel_ = std::max(max_rel_, worst_rel);
   }

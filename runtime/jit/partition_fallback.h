@@ -31,7 +31,10 @@ class PartitionFallback {
   Expected<std::vector<Tensor>> ReferenceOutputs(KernelContext& ctx) const;
   /// Runs the body on the reference executor and makes its outputs the node's.
   Status Run(KernelContext& ctx) const;
-  /// Checks the float outputs the generated code wrote against the reference's.
+  /// PartitionReference::SoleKernel.
+  const OpKernel* SoleKernel() const { return reference_.SoleKernel(); }
+  /// Checks the outputs the generated code wrote against the reference's: float within 1e-5
+  /// relative, integers and bools identical.
   Status Compare(KernelContext& ctx) const;
 
  private:
@@ -43,6 +46,7 @@ class PartitionFallback {
   mutable std::mutex mutex_;
   mutable int64_t compared_runs_ = 0;
   mutable double max_abs_ = 0, max_rel_ = 0;
+  mutable bool compared_floats_ = false;  ///< a float output was compared (else the report says "identical")
 };
 
 }  // namespace nuphar::jit

@@ -29,4 +29,8 @@ Status PartitionReference::Run(KernelContext& ctx) const {
   return Status::OK();
 }
 
+const OpKernel* PartitionReference::SoleKernel() const {
+  return plan_->nodes().size() == 1 ? plan_->nodes()[0].kernel.get() : nullptr;
+}
+
 }  // namespace nuphar::jit

@@ -25,6 +25,8 @@ class PartitionReference {
   Expected<std::vector<Tensor>> Outputs(KernelContext& ctx) const;
   /// Runs the body and makes its outputs the kernel's (aliased, no copy).
   Status Run(KernelContext& ctx) const;
+  /// The body's kernel when the body is one node (a product partition calls its state), else null.
+  const OpKernel* SoleKernel() const;
 
  private:
   explicit PartitionReference(std::shared_ptr<const GraphPlan> plan) : plan_(std::move(plan)) {}

@@ -28,6 +28,7 @@
 #include "runtime/jit/jit_datamove_kernel.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/jit/jit_reduce_kernel.h"
+#include "runtime/jit/product_ir.h"
 #include "runtime/jit/reduce_ir.h"
 
 namespace nuphar::jit {
@@ -73,6 +74,7 @@ class Partitioner {
     datamove_.assign(static_cast<size_t>(n), 0);
     FindFoldedValues();
     solo_.assign(static_cast<size_t>(n), 0);
+    product_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
       std::string why;
       const onnx::NodeProto& node = g_.node(i);
@@ -86,6 +88,11 @@ class Partitioner {
       } else if (HasReduceGenerator(node.op_type()) && (node.domain().empty() || node.domain() == "ai.onnx")) {
         // A reduction is a partition of its own (its kernel is the reduction generator's).
         candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = AcceptsReduce(node, &why);
+        if (candidate_[static_cast<size_t>(i)]) continue;
+      } else if (HasProductGenerator(node.domain(), node.op_type())) {
+        // A product (product_ir.h) is a partition of its own, its constants read by name.
+        candidate_[static_cast<size_t>(i)] = solo_[static_cast<size_t>(i)] = product_[static_cast<size_t>(i)] =
+            AcceptsProduct(node, &why);
         if (candidate_[static_cast<size_t>(i)]) continue;
       } else {
         candidate_[static_cast<size_t>(i)] = Accepts(node, &why);
@@ -109,6 +116,7 @@ class Partitioner {
         TryMerge(Find(it->second), Find(i));
       }
     }
+    KeepLoneCastsWithDataMovement();
     return Emit() + static_cast<int>(whole_ifs_.size());  // a graph whose only change is a JitIf is rewritten too
   }
 
@@ -122,11 +130,12 @@ class Partitioner {
     auto it = model_.value_shapes.find(name);
     return it == model_.value_shapes.end() ? nullptr : &it->second;
   }
-  bool IsFloat(const std::string& name) const {
-    if (const Tensor* c = ctx_.constants(name)) return c->dtype() == DType::kFloat;
+  DType TypeOf(const std::string& name) const {
+    if (const Tensor* c = ctx_.constants(name)) return c->dtype();
     auto it = model_.value_types.find(name);
-    return it != model_.value_types.end() && it->second == DType::kFloat;
+    return it == model_.value_types.end() ? DType::kUndefined : it->second;
   }
+  bool IsFloat(const std::string& name) const { return TypeOf(name) == DType::kFloat; }
 
   // An If whose two branches are views of the values they read (if_ir.h) becomes JitIf, those
   // values appended to its inputs and their declared ranks in kIfOperandRanksAttr; any other If
@@ -137,6 +146,9 @@ class Partitioner {
     std::vector<std::string> names;
     for (const auto* a : attrs) {
       if (!a || !a->has_g()) return refusals_.push_back(Describe(node) + ": a branch is missing");
+      // The reference If reports the mismatch, naming the If (a JitIf would name itself).
+      if (a->g().output_size() != node.output_size())
+        return refusals_.push_back(Describe(node) + ": a branch's output count differs from the node's");
       for (auto& name : IfBranchOuterValues(a->g()))
         if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
     }
@@ -210,12 +222,26 @@ class Partitioner {
     if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
       return *why = std::to_string(n.input_size()) + " input(s), not what " + n.op_type() + " takes", false;
     if (model_.OpsetFor("") < 6) return *why = "opset below 6", false;
+    if (model_.OpsetFor("") < ElementwiseMinOpset(n.op_type()))
+      return *why = n.op_type() + " below opset " + std::to_string(ElementwiseMinOpset(n.op_type())), false;
     if ((n.op_type() == "PRelu" || n.op_type() == "Pow") && model_.OpsetFor("") < 7)
       return *why = n.op_type() + " below opset 7 (legacy broadcast)", false;
     if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
     if (!Subgraphs(n).empty()) return *why = "has a subgraph", false;
+    const bool batch_norm = n.op_type() == "BatchNormalization";
+    if (batch_norm && !IsInferenceBatchNorm(n, static_cast<int>(model_.OpsetFor("")), why)) return false;
     const std::string& out = n.output(0);
-    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    if (folded_.count(out)) return *why = "its inputs are constants: folded at load", false;
+    // Element types (elementwise_ir.h): the generator's rule for the operands' types, and the
+    // declared output type must be what it gives.
+    std::vector<DType> types;
+    for (const auto& in : n.input()) types.push_back(in.empty() ? DType::kUndefined : TypeOf(in));
+    const DType result = ElementwiseResultType(n, types, why);
+    if (result == DType::kUndefined) return false;
+    if (n.op_type() == "Cast" && types[0] == result)
+      return *why = "a Cast to its own type (a view of the data-movement family)", false;
+    if (TypeOf(out) != result)
+      return *why = "output '" + out + "' is not known to be " + DTypeName(result), false;
     const auto* out_shape = ShapeOf(out);
     if (!out_shape) return *why = "output '" + out + "' has no declared shape", false;
     const onnx::TensorShapeProto space = ToShapeProto(*out_shape);
@@ -232,7 +258,6 @@ class Partitioner {
                  false;
         continue;
       }
-      if (!IsFloat(in)) return *why = "input '" + in + "' is not known to be float", false;
       onnx::TensorShapeProto in_shape;
       if (const Tensor* c = ctx_.constants(in)) {
         for (int64_t d : c->shape()) in_shape.add_dim()->set_dim_value(d);
@@ -243,7 +268,9 @@ class Partitioner {
       }
       Access access;
       std::string reason;
-      if (!ClassifyAccess(in_shape, space, &access, &reason)) return *why = "input '" + in + "': " + reason, false;
+      const bool read = batch_norm && i > 0 ? ClassifyChannelParam(in_shape, space, &access, &reason)  // scale, B, mean, var
+                                            : ClassifyAccess(in_shape, space, &access, &reason);
+      if (!read) return *why = "input '" + in + "': " + reason, false;
     }
     return true;
   }
@@ -289,6 +316,30 @@ class Partitioner {
     auto t = model_.value_types.find(n.output(0));
     auto ir = BuildDataMoveIR(n, static_cast<int>(model_.OpsetFor("")), operands,
                               t == model_.value_types.end() ? DType::kUndefined : t->second);
+    if (!ir) return *why = ir.message(), false;
+    return true;
+  }
+
+  // A product node (product_ir.h): a variable float input 0 of declared rank, a float output, and
+  // every other input a constant (the reference kernel packs it at load; MatMul's B a 2-D float).
+  bool AcceptsProduct(const onnx::NodeProto& n, std::string* why) const {
+    if (n.output_size() != 1 || n.output(0).empty()) return *why = "not one output", false;
+    if (folded_.count(n.output(0))) return *why = "its inputs are constants: folded at load", false;
+    if (n.input_size() < 2 || n.input(0).empty()) return *why = "no input 0", false;
+    const std::string &x = n.input(0), &out = n.output(0);
+    if (!IsFloat(x) || ctx_.constants(x)) return *why = "input '" + x + "' is not a variable float", false;
+    if (!IsFloat(out)) return *why = "output '" + out + "' is not known to be float", false;
+    const auto* x_shape = ShapeOf(x);
+    if (!x_shape) return *why = "input '" + x + "' has no declared shape", false;
+    for (int k = 1; k < n.input_size(); ++k)
+      if (!n.input(k).empty() && !ctx_.constants(n.input(k)))
+        return *why = "input '" + n.input(k) + "' is not a constant (the product packs it at load)", false;
+    if (n.op_type() == "MatMul") {
+      const Tensor* b = ctx_.constants(n.input(1));
+      if (n.input_size() != 2 || b->dtype() != DType::kFloat || b->rank() != 2)
+        return *why = "B is not a constant float matrix", false;
+    }
+    auto ir = BuildProductIR(n, static_cast<int64_t>(x_shape->dims.size()));
     if (!ir) return *why = ir.message(), false;
     return true;
   }
@@ -380,6 +431,22 @@ class Partitioner {
     }
   }
 
+  // The elementwise family takes a Cast to fuse it with its neighbours; a Cast that joined no
+  // group is a data-movement partition when that family takes it (the same copy, for more types).
+  void KeepLoneCastsWithDataMovement() {
+    const int n = g_.node_size();
+    std::vector<int> group_size(static_cast<size_t>(n), 0);
+    for (int i = 0; i < n; ++i)
+      if (candidate_[static_cast<size_t>(i)]) ++group_size[static_cast<size_t>(Find(i))];
+    for (int i = 0; i < n; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      std::string why;
+      if (candidate_[k] && !datamove_[k] && !solo_[k] && g_.node(i).op_type() == "Cast" &&
+          group_size[static_cast<size_t>(Find(i))] == 1 && AcceptsDataMove(g_.node(i), &why))
+        datamove_[k] = 1;
+    }
+  }
+
   int Find(int i) {
     while (group_[static_cast<size_t>(i)] != i) i = group_[static_cast<size_t>(i)] = group_[static_cast<size_t>(group_[static_cast<size_t>(i)])];
     return i;
@@ -426,7 +493,7 @@ class Partitioner {
     onnx::ValueInfoProto vi;
     vi.set_name(name);
     auto* tt = vi.mutable_type()->mutable_tensor_type();
-    DType type = DType::kFloat;  // elementwise values are float; data movement keeps its type
+    DType type = DType::kFloat;  // every partition value's type is known (Accepts); float is the old default
     if (const Tensor* c = ctx_.constants(name)) type = c->dtype();
     else if (auto it = model_.value_types.find(name); it != model_.value_types.end()) type = it->second;
     tt->set_elem_type(static_cast<int>(type));
@@ -524,6 +591,9 @@ class Partitioner {
         for (int k = 0; k < node.input_size(); ++k) {
           const std::string& in = node.input(k);
           if (in.empty() || produced.count(in)) continue;
+          // A product's other inputs are constants: its body reads them from this graph by name
+          // (the body's reference kernel packs them at load), so they are no partition inputs.
+          if (product_[static_cast<size_t>(i)] && k > 0) continue;
           // A data-movement node's constant inputs (Slice bounds, Reshape shapes, Gather tables
           // or indices) become the body's initializers: its IR bakes them.
           if (datamove && ctx_.constants(in)) {
@@ -646,6 +716,7 @@ class Partitioner {
   std::vector<char> datamove_;  ///< candidates of the data-movement family (partitions of one node)
   std::unordered_set<std::string> folded_;  ///< values folded at load (FindFoldedValues)
   std::vector<char> solo_;  ///< a reduction or a layer-norm chain: never merged with others
+  std::vector<char> product_;  ///< a product anchor (product_ir.h): a partition of one node, solo too
   std::unordered_set<std::string> outside_;  ///< FormLayerNorm: values read outside the nodes
   std::vector<std::string> refusals_;
   std::vector<std::string> whole_ifs_;  ///< TakeViewIf: the Ifs that became JitIf
@@ -660,7 +731,7 @@ class JitPartitionPass final : public RuntimeGraphPass {
     if (graph.name().rfind(kPartitionPrefix, 0) == 0) return false;
     for (const auto& n : graph.node())
       if (HasElementwiseGenerator(n.op_type()) || HasDataMoveGenerator(n.op_type()) || HasReduceGenerator(n.op_type()) ||
-          n.op_type() == "Scan" || n.op_type() == "If")
+          HasProductGenerator(n.domain(), n.op_type()) || n.op_type() == "Scan" || n.op_type() == "If")
         return true;
     return false;
   }

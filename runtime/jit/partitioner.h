@@ -11,6 +11,9 @@
 // A reduction (reduce_ir.h: Reduce*, Softmax, LogSoftmax, Global*Pool) is a partition of its own,
 // never merged: x -> JitKernel(x) body: the one node, attribute onnx_opset (jit_reduce_kernel.h);
 // so is the layer-norm chain around two ReduceMeans (reduce_ir.h): x, eps -> JitKernel -> y.
+// A product (product_ir.h: FusedConv, ConvTranspose, MatMul by a constant matrix,
+// MatMulAddBias) is one too:
+// x -> JitKernel(x) body: the node, which reads its constant inputs from the graph by name.
 #pragma once
 
 #include "runtime/core/graph_rewrite.h"

@@ -3,6 +3,7 @@
 // the input shapes change, repeat and change back, on the JIT and on the reference executor.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -188,6 +189,47 @@ TEST(ShapeValues, IfBranchesAndScanBodiesFollowEveryShapeChange) {
       float h = h0.data<float>()[0];
       for (int64_t r = 0; r < shape[0]; ++r) h += x.data<float>()[r * shape[1]] * static_cast<float>(shape[1]);
       EXPECT_NEAR((*a)[1].data<float>()[0], h, 1e-4f * (1 + std::fabs(h)));
+    }
+  }
+}
+
+// A Run output that is a view of a kept value (here a 280 KB ConstantOfShape in an If branch,
+// reshaped by the branch and shared out by the If) leaves as a copy: the caller may write into
+// it, and the next Run still reads ones.
+TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
+  onnx::GraphProto g;
+  g.set_name("kept_view");
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
+  AddNode(g, "Equal", {"n", "one"}, {"cond"});
+  onnx::GraphProto then_g, else_g;
+  then_g.set_name("then");
+  AddNode(then_g, "Shape", {"x"}, {"ts"});
+  auto& fill = AddNode(then_g, "ConstantOfShape", {"ts"}, {"ones"});
+  SetAttr(fill, "value", TensorToProto(Tensor::FromVector<float>({1}, {1.f}), "v"));
+  AddNode(then_g, "Reshape", {"ones", "ts"}, {"y_then"});
+  *then_g.add_output() = MakeValueInfo("y_then", DType::kFloat, {});
+  else_g.set_name("else");
+  AddNode(else_g, "Identity", {"x"}, {"y_else"});
+  *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
+  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
+  SetAttr(if_node, "then_branch", then_g);
+  SetAttr(if_node, "else_branch", else_g);
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  for (const char* mode : {"reference", "jit"}) {
+    auto s = Open(MakeModel(g, 13), std::string("nuphar_execution_mode:") + mode);
+    ASSERT_TRUE(s);
+    const Tensor x = testing::Random({1, 70000}, 3, -2.f, 2.f);
+    for (int run = 0; run < 3; ++run) {
+      auto out = s->Run({{"x", x}});
+      ASSERT_TRUE(out.ok()) << out.message();
+      Tensor& y = (*out)[0];
+      ASSERT_EQ(y.size(), 70000);
+      for (int64_t i = 0; i < y.size(); ++i) ASSERT_EQ(y.data<float>()[i], 1.f) << mode << " run " << run << " at " << i;
+      std::fill(y.data<float>(), y.data<float>() + y.size(), -5.f);  // the caller writes into its output
     }
   }
 }

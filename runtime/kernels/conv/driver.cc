@@ -117,58 +117,82 @@ class FusedConvKernel final : public OpKernel {
   }
 
   const char* profile_path() const override { return k_.name; }
+  const ProductCall* product_call() const override { return &product_; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
     if (!x || x->dtype() != DType::kFloat) return Diag::Msg("FusedConv needs a float input X");
     const int64_t rank = static_cast<int64_t>(w_shape_.size());
-    const int64_t M = w_shape_[0], G = attrs_.group, Cg = w_shape_[1];
+    const int64_t G = attrs_.group, Cg = w_shape_[1];
     if (x->rank() != rank || x->dim(1) != Cg * G)
       return Diag::Msg("Conv input " + ShapeToString(x->shape()) + " does not match W " + ShapeToString(w_shape_) +
                        " with group " + std::to_string(G));
     const std::span<const int64_t> xs(x->shape()), ws(w_shape_);
     NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, ComputeWindowGeometry(attrs_, xs.subspan(2), ws.subspan(2)));
-    const int64_t N = x->dim(0), C = x->dim(1), Mg = M / G;
-    std::array<int64_t, WindowAttrs::kMaxSpatial + 2> out_shape{N, M};
+    std::array<int64_t, WindowAttrs::kMaxSpatial + 2> out_shape{x->dim(0), w_shape_[0]};
     for (int i = 0; i < g.rank; ++i) out_shape[static_cast<size_t>(i) + 2] = g.out[static_cast<size_t>(i)];
     Tensor* y = ctx.Output(0, DType::kFloat, std::span<const int64_t>(out_shape.data(), static_cast<size_t>(rank)));
-    const int64_t in_size = g.in_size(), out_size = g.out_size(), ck = ck_;
-    const ConvKernels& k = k_;
-    const float* px = x->data<float>();
-    float* py = y->data<float>();
-    if (!filter_bank_.empty()) return ComputeFilterBank(ctx, g, px, N, py);
-    const bool depthwise = depthwise_;
-    const bool identity = Im2ColIsIdentity(g);
-    // Spatial dims as 2-D (1-D is H = 1).
-    const bool two = g.rank == 2;
+    const Layout l = LayoutFor(g);
+    Run(x->data<float>(), x->dim(0), g, l, y->data<float>(), ctx.Scratch(l.scratch_bytes));
+    return Status::OK();
+  }
+
+ private:
+  // What one call derives from the geometry: the algorithm, the 2-D view of the spatial dims
+  // (1-D is H = 1) and the scratch it needs.
+  struct Layout {
+    bool depthwise, identity, two, implicit, needs_pad, wide;
+    int64_t H, W, OH, OW, KH, KW, dh, dw, pt, pb, pl, pr, PH, PW, slack;
+    size_t ptr_floats, scratch_bytes;
+  };
+  Layout LayoutFor(const WindowGeometry& g) const {
+    Layout l{};
+    const int64_t Cg = w_shape_[1], Mg = w_shape_[0] / attrs_.group;
+    l.depthwise = depthwise_;
+    l.identity = Im2ColIsIdentity(g);
+    l.two = g.rank == 2;
     const int64_t last = g.rank - 1;
-    const int64_t H = two ? g.in[0] : 1, W = g.in[last], OH = two ? g.out[0] : 1, OW = g.out[last];
-    const int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[last], dh = two ? g.dilation[0] : 1, dw = g.dilation[last];
-    const int64_t pt = two ? g.pad_begin[0] : 0, pb = two ? g.pad_end[0] : 0, pl = g.pad_begin[last],
-                  pr = g.pad_end[last];
-    const int64_t PH = H + pt + pb, PW = W + pl + pr;
+    l.H = l.two ? g.in[0] : 1, l.W = g.in[last], l.OH = l.two ? g.out[0] : 1, l.OW = g.out[last];
+    l.KH = l.two ? g.kernel[0] : 1, l.KW = g.kernel[last], l.dh = l.two ? g.dilation[0] : 1, l.dw = g.dilation[last];
+    l.pt = l.two ? g.pad_begin[0] : 0, l.pb = l.two ? g.pad_end[0] : 0, l.pl = g.pad_begin[last], l.pr = g.pad_end[last];
+    l.PH = l.H + l.pt + l.pb, l.PW = l.W + l.pl + l.pr;
     // Implicit GEMM (unit stride, rank <= 2): every row of the im2col matrix is a contiguous
     // span of the zero-padded input if the output is computed "wide", PW columns per output row
     // of which the last PW - OW are discarded. No im2col copy; the padding copy and the
     // discarded columns cost far less than the KH*KW-fold copy (40% of openWakeWord's time).
-    const bool implicit = !depthwise && !identity && g.rank <= 2 && (!two || g.stride[0] == 1) && g.stride[last] == 1;
-    const bool needs_pad = pt | pb | pl | pr | (KW > 1);
-    const bool wide = implicit && OW != PW;  // else the wide output is Y itself
-    const int64_t slack = (KW - 1) * dw;     // the last wide row reads this far past the plane
+    l.implicit = !l.depthwise && !l.identity && g.rank <= 2 && (!l.two || g.stride[0] == 1) && g.stride[last] == 1;
+    l.needs_pad = l.pt | l.pb | l.pl | l.pr | (l.KW > 1);
+    l.wide = l.implicit && l.OW != l.PW;  // else the wide output is Y itself
+    l.slack = (l.KW - 1) * l.dw;          // the last wide row reads this far past the plane
     // One scratch block: the B row pointers, then the padded input and wide output (implicit)
     // or the im2col matrix. Depthwise tasks pad their planes in per-thread scratch.
     int64_t work = 0;
-    if (depthwise)
+    if (l.depthwise)
       work = 0;
-    else if (implicit)
-      work = (needs_pad ? Cg * PH * PW + slack + 16 : 0) + (wide ? Mg * OH * PW : 0);
-    else if (!identity)
-      work = ck * out_size;
-    const size_t ptr_floats =
-        static_cast<size_t>(depthwise ? 0 : (ck * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
-    float* block = static_cast<float*>(ctx.Scratch(sizeof(float) * (static_cast<size_t>(work) + ptr_floats + 16)));
+    else if (l.implicit)
+      work = (l.needs_pad ? Cg * l.PH * l.PW + l.slack + 16 : 0) + (l.wide ? Mg * l.OH * l.PW : 0);
+    else if (!l.identity)
+      work = ck_ * g.out_size();
+    l.ptr_floats = static_cast<size_t>(l.depthwise ? 0 : (ck_ * sizeof(float*) + sizeof(float) - 1) / sizeof(float));
+    l.scratch_bytes = sizeof(float) * (static_cast<size_t>(work) + l.ptr_floats + 16);
+    if (!filter_bank_.empty()) l.scratch_bytes = FilterBankScratchBytes(g);
+    return l;
+  }
+
+  // Y for N images of X (shapes checked), `block` the Layout's scratch.
+  void Run(const float* px, int64_t N, const WindowGeometry& g, const Layout& l, float* py, void* block_bytes) const {
+    if (!filter_bank_.empty()) return RunFilterBank(px, N, g, py, block_bytes);
+    const int64_t M = w_shape_[0], G = attrs_.group, Cg = w_shape_[1], C = Cg * G, Mg = M / G;
+    const int64_t in_size = g.in_size(), out_size = g.out_size(), ck = ck_;
+    const ConvKernels& k = k_;
+    const bool depthwise = l.depthwise, identity = l.identity, two = l.two, implicit = l.implicit,
+               needs_pad = l.needs_pad, wide = l.wide;
+    const int64_t last = g.rank - 1;
+    const int64_t H = l.H, W = l.W, OH = l.OH, OW = l.OW, KH = l.KH, KW = l.KW, dh = l.dh, dw = l.dw, pt = l.pt,
+                  pb = l.pb, pl = l.pl, pr = l.pr, PH = l.PH, PW = l.PW, slack = l.slack;
+    float* block = static_cast<float*>(block_bytes);
     const float** brows = reinterpret_cast<const float**>(block);
-    float* scratch = block + ptr_floats;
+    float* scratch = block + l.ptr_floats;
     scratch += (16 - reinterpret_cast<uintptr_t>(scratch) / sizeof(float) % 16) % 16;  // 64-byte aligned
     auto finish = [&](float* p, int64_t len, int64_t m) {
       k.epilogue(p, len, bias_.empty() ? 0.0f : bias_[static_cast<size_t>(m)], m, steps_.data(),
@@ -239,10 +263,8 @@ class FusedConvKernel final : public OpKernel {
         Gemm(wg, Mg, ck, brows, out_size, yg, out_size, grp * Mg, true);
       }
     }
-    return Status::OK();
   }
 
- private:
   // A filter bank: one input channel, one group, 1-D, no dilation (the STFT front end of audio
   // models: Silero's 258 filters of 256 taps at stride 64). Each output position's window is a
   // contiguous run of the input, so Y^T = windows x W^T is a GEMM whose A rows start `stride`
@@ -255,13 +277,19 @@ class FusedConvKernel final : public OpKernel {
     return w_shape.size() == 3 && w_shape[1] == 1 && attrs.group == 1;
   }
 
-  Status ComputeFilterBank(KernelContext& ctx, const WindowGeometry& g, const float* px, int64_t N, float* py) const {
+  // Floats of the filter bank's scratch: Y^T [OW, ldc], then the padded input.
+  int64_t FilterBankLdc() const {
+    return (w_shape_[0] + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols * PackedGemvF32::kBlockCols;
+  }
+  size_t FilterBankScratchBytes(const WindowGeometry& g) const {
+    return sizeof(float) * static_cast<size_t>(g.out[0] * FilterBankLdc() + g.in[0] + g.pad_begin[0] + g.pad_end[0]);
+  }
+  void RunFilterBank(const float* px, int64_t N, const WindowGeometry& g, float* py, void* scratch_bytes) const {
     const int64_t M = w_shape_[0], K = ck_, W = g.in[0], OW = g.out[0], stride = g.stride[0];
     const int64_t pl = g.pad_begin[0], pr = g.pad_end[0], PW = W + pl + pr;
-    const int64_t blocks = (M + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
-    const int64_t ldc = blocks * PackedGemvF32::kBlockCols;
+    const int64_t ldc = FilterBankLdc(), blocks = ldc / PackedGemvF32::kBlockCols;
     const bool pad = pl != 0 || pr != 0;
-    float* scratch = static_cast<float*>(ctx.Scratch(sizeof(float) * static_cast<size_t>(OW * ldc + (pad ? PW : 0))));
+    float* scratch = static_cast<float*>(scratch_bytes);
     float* yt = scratch;  // [OW, ldc]
     for (int64_t n = 0; n < N; ++n) {
       const float* src = px + n * W;
@@ -286,7 +314,32 @@ class FusedConvKernel final : public OpKernel {
                     static_cast<int>(steps_.size()));
       }
     }
-    return Status::OK();
+  }
+
+  // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
+    const auto* k = static_cast<const FusedConvKernel*>(state);
+    WindowGeometry g;
+    if (!k->Geometry(x, rank, &g)) return 0;
+    y[0] = x[0];
+    y[1] = k->w_shape_[0];
+    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
+    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
+    return rank;
+  }
+  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
+    const auto* k = static_cast<const FusedConvKernel*>(state);
+    WindowGeometry g;
+    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
+    k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
+  }
+  bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
+    if (rank != static_cast<int>(w_shape_.size()) || x[1] != w_shape_[1] * attrs_.group) return false;
+    const std::span<const int64_t> xs(x, static_cast<size_t>(rank)), ws(w_shape_);
+    auto geometry = ComputeWindowGeometry(attrs_, xs.subspan(2), ws.subspan(2));
+    if (!geometry) return false;
+    *g = *geometry;
+    return true;
   }
 
   void Gemm(const float* wg, int64_t Mg, int64_t ck, const float** brows, int64_t cols_total, float* c, int64_t ldc,
@@ -322,6 +375,7 @@ class FusedConvKernel final : public OpKernel {
   PackedGemvF32 filter_bank_;        // W^T packed for GemmF32Packed (filter banks on AVX-512 only)
   ThreadPool* pool_ = nullptr;  // the session's workers (null: one thread)
   int64_t min_work_ = 0;        // nuphar_parallel_min_workloads
+  const ProductCall product_{&ProductPrepare, &ProductRun, this};
 };
 
 std::vector<float> CopyFloats(const Tensor& t) {

@@ -95,15 +95,23 @@ Expected<std::unique_ptr<OpKernel>> CreateConv(const NodeInfo& node) {
 // Per group: col[Mg*k, in] = W_g^T * X_g, then col2im adds each column into the output window.
 class ConvTransposeKernel final : public OpKernel {
  public:
+  // `has_b`: the node has input B; `constant_b` its value when it is a constant.
   ConvTransposeKernel(WindowAttrs attrs, std::vector<int64_t> output_padding, std::vector<int64_t> output_shape,
-                      const Tensor* constant_w)
+                      const Tensor* constant_w, bool has_b, const Tensor* constant_b)
       : attrs_(std::move(attrs)), output_padding_(std::move(output_padding)), output_shape_(std::move(output_shape)) {
     if (constant_w && constant_w->dtype() == DType::kFloat && constant_w->rank() >= 3 && attrs_.group > 0 &&
         constant_w->dim(0) % attrs_.group == 0)
       PackTransposed(*constant_w);
+    // The product call (ProductCall) needs every input but X known now: W packed, B constant or absent.
+    const int64_t M = conv_ ? packed_w_shape_[1] * attrs_.group : 0;
+    if (conv_ && (!has_b || (constant_b && constant_b->dtype() == DType::kFloat && constant_b->size() == M))) {
+      if (has_b) bias_ = *constant_b;
+      product_ = {&ProductPrepare, &ProductRun, this};
+    }
   }
 
   const char* profile_path() const override { return conv_ ? conv_->name : "reference"; }
+  const ProductCall* product_call() const override { return product_.run ? &product_ : nullptr; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* x = ctx.input(0);
@@ -114,7 +122,7 @@ class ConvTransposeKernel final : public OpKernel {
       return Diag::Msg("ConvTranspose inputs have different element types");
     if (x->rank() < 3 || w->rank() != x->rank() || w->dim(0) != x->dim(1))
       return Diag::Msg("ConvTranspose needs X [N,C,...] and W [C,M/group,...]: " + Shapes(*x, *w));
-    NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, Geometry(*x, *w));
+    NUPHAR_ASSIGN_OR_RETURN(const WindowGeometry g, Geometry(x->shape(), w->shape()));
     const int64_t N = x->dim(0), C = x->dim(1), G = attrs_.group, Mg = w->dim(1), M = Mg * G;
     if (C % G != 0) return Diag::Msg("ConvTranspose channels are not divisible by group: " + Shapes(*x, *w));
     if (b && b->size() != M) return Diag::Msg("ConvTranspose bias B must have " + std::to_string(M) + " elements");
@@ -123,7 +131,8 @@ class ConvTransposeKernel final : public OpKernel {
     for (int i = 0; i < g.rank; ++i) out_shape[static_cast<size_t>(i) + 2] = g.in[static_cast<size_t>(i)];
     Tensor* y = ctx.Output(0, x->dtype(), std::span<const int64_t>(out_shape.data(), static_cast<size_t>(g.rank) + 2));
     if (conv_ && x->dtype() == DType::kFloat && w->shape() == packed_w_shape_) {
-      RunPacked(ctx, *x, b, g, y->data<float>());
+      RunPacked(x->data<float>(), x->shape(), b ? b->data<float>() : nullptr, g, y->data<float>(),
+                ctx.Scratch(PackedScratchBytes(x->shape(), g)));
       return Status::OK();
     }
     return DispatchFloating(x->dtype(), [&]<class T>() {
@@ -174,21 +183,35 @@ class ConvTransposeKernel final : public OpKernel {
     packed_w_shape_ = w.shape();
   }
 
-  // The packed path: col[mk, x_size] = W_g^T X_g on the conv GEMM, then col2im onto the bias.
-  void RunPacked(KernelContext& ctx, const Tensor& x, const Tensor* b, const WindowGeometry& g, float* py) const {
-    const int64_t N = x.dim(0), C = x.dim(1), G = attrs_.group, Cg = C / G, Mg = packed_w_shape_[1], M = Mg * G;
+  // The packed path's scratch: X's row pointers, then col[mk, x_size].
+  size_t PackedScratchFloats(std::span<const int64_t> xs, const WindowGeometry& g, size_t* ptr_floats) const {
+    const int64_t Cg = xs[1] / attrs_.group, mk = packed_w_shape_[1] * g.kernel_size();
+    *ptr_floats = (static_cast<size_t>(Cg) * sizeof(float*) + sizeof(float) - 1) / sizeof(float) + 16;
+    return *ptr_floats + static_cast<size_t>(mk * g.out_size());
+  }
+  size_t PackedScratchBytes(std::span<const int64_t> xs, const WindowGeometry& g) const {
+    size_t ptr_floats = 0;
+    return sizeof(float) * PackedScratchFloats(xs, g, &ptr_floats);
+  }
+
+  // The packed path: col[mk, x_size] = W_g^T X_g on the conv GEMM, then col2im onto the bias
+  // (null: none). `scratch_bytes` holds PackedScratchBytes.
+  void RunPacked(const float* px, std::span<const int64_t> xs, const float* b, const WindowGeometry& g, float* py,
+                 void* scratch_bytes) const {
+    const int64_t N = xs[0], C = xs[1], G = attrs_.group, Cg = C / G, Mg = packed_w_shape_[1], M = Mg * G;
     const int64_t x_size = g.out_size(), y_size = g.in_size(), mk = Mg * g.kernel_size();
     const bool identity = Im2ColIsIdentity(g);
-    const size_t ptr_floats = (static_cast<size_t>(Cg) * sizeof(float*) + sizeof(float) - 1) / sizeof(float) + 16;
-    float* scratch = static_cast<float*>(ctx.Scratch(sizeof(float) * (ptr_floats + static_cast<size_t>(mk * x_size))));
+    size_t ptr_floats = 0;
+    PackedScratchFloats(xs, g, &ptr_floats);
+    float* scratch = static_cast<float*>(scratch_bytes);
     const float** xrows = reinterpret_cast<const float**>(scratch);
     float* col = scratch + ptr_floats;
     for (int64_t n = 0; n < N; ++n)
       for (int64_t grp = 0; grp < G; ++grp) {
         float* yg = py + (n * M + grp * Mg) * y_size;
-        const float* xg = x.data<float>() + (n * C + grp * Cg) * x_size;
+        const float* xg = px + (n * C + grp * Cg) * x_size;
         for (int64_t c = 0; c < Cg; ++c) xrows[c] = xg + c * x_size;
-        auto bias = [&](int64_t m) { return b ? b->data<float>()[grp * Mg + m] : 0.0f; };
+        auto bias = [&](int64_t m) { return b ? b[grp * Mg + m] : 0.0f; };
         const float* wg = packed_.data() + grp * group_floats_;
         if (identity) {  // 1x1, unit stride: the GEMM writes Y, the bias follows row by row
           PackedConvGemm(*conv_, wg, mk, Cg, xrows, x_size, yg, y_size, [&](float* row, int64_t len, int64_t m) {
@@ -203,9 +226,36 @@ class ConvTransposeKernel final : public OpKernel {
       }
   }
 
+  // ProductCall (core/op_kernel.h): Compute's checks of the packed path, as values.
+  bool ProductGeometry(const int64_t* x, int rank, WindowGeometry* g) const {
+    const int64_t G = attrs_.group;
+    if (rank != static_cast<int>(packed_w_shape_.size()) || x[1] != packed_w_shape_[0] || x[1] % G != 0) return false;
+    auto geometry = Geometry(std::span<const int64_t>(x, static_cast<size_t>(rank)), packed_w_shape_);
+    if (!geometry) return false;
+    *g = *geometry;
+    return true;
+  }
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
+    const auto* k = static_cast<const ConvTransposeKernel*>(state);
+    WindowGeometry g;
+    if (!k->ProductGeometry(x, rank, &g)) return 0;
+    y[0] = x[0];
+    y[1] = k->packed_w_shape_[1] * k->attrs_.group;
+    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.in[static_cast<size_t>(i)];
+    *scratch_bytes = k->PackedScratchBytes(std::span<const int64_t>(x, static_cast<size_t>(rank)), g);
+    return rank;
+  }
+  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
+    const auto* k = static_cast<const ConvTransposeKernel*>(state);
+    WindowGeometry g;
+    if (!k->ProductGeometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
+    k->RunPacked(x, std::span<const int64_t>(x_dims, static_cast<size_t>(rank)),
+                 k->bias_.defined() ? k->bias_.data<float>() : nullptr, g, y, scratch);
+  }
+
   // Builds the forward-conv geometry whose input is Y and whose output is X.
-  Expected<WindowGeometry> Geometry(const Tensor& x, const Tensor& w) const {
-    const size_t rank = static_cast<size_t>(x.rank()) - 2;
+  Expected<WindowGeometry> Geometry(std::span<const int64_t> xs, std::span<const int64_t> ws) const {
+    const size_t rank = xs.size() - 2;
     if (rank > WindowAttrs::kMaxSpatial) return Diag::Msg("ConvTranspose supports at most 6 spatial dimensions");
     auto attr = [&](const std::vector<int64_t>& v, size_t i, int64_t fallback) { return v.empty() ? fallback : v[i]; };
     if ((!attrs_.strides.empty() && attrs_.strides.size() != rank) ||
@@ -221,7 +271,7 @@ class ConvTransposeKernel final : public OpKernel {
     WindowGeometry g;
     g.rank = static_cast<int>(rank);
     for (size_t i = 0; i < rank; ++i) {
-      const int64_t in = x.dim(static_cast<int64_t>(i) + 2), k = w.dim(static_cast<int64_t>(i) + 2);
+      const int64_t in = xs[i + 2], k = ws[i + 2];
       const int64_t s = attr(attrs_.strides, i, 1), d = attr(attrs_.dilations, i, 1);
       const int64_t op = attr(output_padding_, i, 0);
       const int64_t extent = (k - 1) * d + 1;
@@ -249,6 +299,8 @@ class ConvTransposeKernel final : public OpKernel {
   std::vector<int64_t> packed_w_shape_;
   int64_t group_floats_ = 0;
   std::vector<float> packed_;
+  Tensor bias_;  // the constant B (shared buffer) of the product call; empty without B
+  ProductCall product_;  // offered when W is packed and B constant or absent
 };
 
 Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
@@ -257,7 +309,7 @@ Expected<std::unique_ptr<OpKernel>> CreateConvTranspose(const NodeInfo& node) {
       return node.Error(std::string("ConvTranspose on ") + DTypeName(node.input_type(i)) + " is not supported");
   NUPHAR_ASSIGN_OR_RETURN(WindowAttrs attrs, WindowAttrs::Parse(node));
   return MakeKernel<ConvTransposeKernel>(std::move(attrs), node.GetInts("output_padding"), node.GetInts("output_shape"),
-                                         node.constant_input(1));
+                                         node.constant_input(1), node.has_input(2), node.constant_input(2));
 }
 
 // Col2Im-18: X [N, C * prod(block_shape), L] with L the number of window positions over

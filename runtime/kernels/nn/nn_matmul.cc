@@ -70,20 +70,25 @@ void AddBiasRows(const float* bias, int64_t rows, int64_t N, float* c) {
 
 class MatMulKernel final : public OpKernel {
  public:
-  MatMulKernel(bool b_is_constant_f32_matrix, int64_t k, int64_t n, ThreadPool* pool, int64_t parallel_min_work,
-               bool add_bias)
-      : add_bias_(add_bias),
-        b_is_constant_f32_matrix_(b_is_constant_f32_matrix),
-        k_(k),
-        n_(n),
+  // `b` (and `bias`): the constant float [K, N] matrix (and [N] row) when there is one; their
+  // buffers are shared, never written.
+  MatMulKernel(const Tensor* b, const Tensor* bias, ThreadPool* pool, int64_t parallel_min_work)
+      : add_bias_(bias != nullptr),
+        b_is_constant_f32_matrix_(b != nullptr),
+        k_(b ? b->dim(0) : 0),
+        n_(b ? b->dim(1) : 0),
         pool_(pool),
         parallel_min_work_(parallel_min_work) {
     direct_ = {&CallDirect, this, &NoScratch};
+    if (b) b_ = *b;
+    if (bias) bias_ = *bias;
   }
 
   /// A float [rows, K] row block against the constant [K, N] matrix, as Compute runs it (the
   /// packed GEMV for one row, the column-split GEMM otherwise); B was packed by Compute.
   const DirectCall* direct_call() const override { return b_is_constant_f32_matrix_ ? &direct_ : nullptr; }
+  /// The same row block for a JIT product partition (input 0 of any rank, last dim K).
+  const ProductCall* product_call() const override { return b_is_constant_f32_matrix_ ? &product_ : nullptr; }
 
   Status Compute(KernelContext& ctx) const override {
     const Tensor* a = ctx.input(0);
@@ -136,20 +141,39 @@ class MatMulKernel final : public OpKernel {
  private:
   static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
                          float* const* outputs, int64_t rows, void* scratch) {
-    const auto* k = static_cast<const MatMulKernel*>(state);
-    const float* bias = k->add_bias_ ? inputs[2] : nullptr;
+    static_cast<const MatMulKernel*>(state)->RunRows(inputs[0], rows, outputs[0]);
+  }
+  // [rows, K] x the constant B (+ the bias row) into y, as Compute's float paths run it.
+  void RunRows(const float* a, int64_t rows, float* y) const {
+    const float* b = b_.data<float>();
+    const float* bias = add_bias_ ? bias_.data<float>() : nullptr;
     if (rows == 1) {
-      std::call_once(k->pack_once_, [&] { k->packed_b_ = PackedGemvF32::FromKN(inputs[1], k->k_, k->n_, k->n_); });
-      GemvF32Packed(inputs[0], k->packed_b_, outputs[0], false);
-      if (bias) AddBiasRows(bias, 1, k->n_, outputs[0]);
+      std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
+      GemvF32Packed(a, packed_b_, y, false);
+      if (bias) AddBiasRows(bias, 1, n_, y);
       return;
     }
     if (PackedGemmF32Available()) {
-      k->PackedGemm(inputs[0], rows, inputs[1], bias, outputs[0]);
+      PackedGemm(a, rows, b, bias, y);
       return;
     }
-    GemmMaybeSplit<float>(k->pool_, k->parallel_min_work_, rows, k->n_, k->k_, inputs[0], inputs[1], outputs[0]);
-    if (bias) AddBiasRows(bias, rows, k->n_, outputs[0]);
+    GemmMaybeSplit<float>(pool_, parallel_min_work_, rows, n_, k_, a, b, y);
+    if (bias) AddBiasRows(bias, rows, n_, y);
+  }
+  // ProductCall (core/op_kernel.h): A of any rank >= 1 whose last dim is K; Y is A's shape with
+  // the last dim N (numpy matmul against a 2-D B).
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
+    const auto* k = static_cast<const MatMulKernel*>(state);
+    if (rank < 1 || x[rank - 1] != k->k_) return 0;
+    std::copy(x, x + rank - 1, y);
+    y[rank - 1] = k->n_;
+    *scratch_bytes = 0;
+    return rank;
+  }
+  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void*) {
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= x_dims[d];
+    static_cast<const MatMulKernel*>(state)->RunRows(x, rows, y);
   }
   // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
   void PackedGemm(const float* a, int64_t rows, const float* b, const float* bias, float* y) const {
@@ -161,7 +185,9 @@ class MatMulKernel final : public OpKernel {
   const bool add_bias_;  ///< MatMulAddBias: input 2 is the bias row
   const bool b_is_constant_f32_matrix_;
   const int64_t k_, n_;
+  Tensor b_, bias_;  ///< the constant B and bias (shared buffers); empty without
   DirectCall direct_;
+  const ProductCall product_{&ProductPrepare, &ProductRun, this};
   ThreadPool* const pool_;
   const int64_t parallel_min_work_;
   mutable std::once_flag pack_once_;
@@ -175,9 +201,8 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMul(const NodeInfo& node) {
       return node.Error(std::string("MatMul on ") + DTypeName(node.input_type(i)) + " is not supported");
   const Tensor* b = node.constant_input(1);
   const bool constant_f32_matrix = b && b->dtype() == DType::kFloat && b->rank() == 2;
-  return MakeKernel<MatMulKernel>(constant_f32_matrix, constant_f32_matrix ? b->dim(0) : 0,
-                                  constant_f32_matrix ? b->dim(1) : 0, node.thread_pool(), node.parallel_min_work(),
-                                  /*add_bias=*/false);
+  return MakeKernel<MatMulKernel>(constant_f32_matrix ? b : nullptr, nullptr, node.thread_pool(),
+                                  node.parallel_min_work());
 }
 
 // MatMulAddBias: only what the fusion emits, a constant float [K, N] B and a constant float [N]
@@ -189,8 +214,7 @@ Expected<std::unique_ptr<OpKernel>> CreateMatMulAddBias(const NodeInfo& node) {
     return node.Error("MatMulAddBias needs a constant float 2-D B");
   if (!bias || bias->dtype() != DType::kFloat || bias->rank() != 1 || bias->dim(0) != b->dim(1))
     return node.Error("MatMulAddBias needs a constant float bias of B's " + std::to_string(b->dim(1)) + " columns");
-  return MakeKernel<MatMulKernel>(true, b->dim(0), b->dim(1), node.thread_pool(), node.parallel_min_work(),
-                                  /*add_bias=*/true);
+  return MakeKernel<MatMulKernel>(b, bias, node.thread_pool(), node.parallel_min_work());
 }
 
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N].

@@ -199,8 +199,9 @@ TEST(JitIf, ItsOutputsShapesStayDecidedByTheInputShapes) {
   ASSERT_TRUE(ref && jit);
   EXPECT_EQ(jit->counter("jit_whole_ifs"), 1);
   // Shape, Gather, Equal, Shape(y), Mul (the If reads x from the graph; the Add writes an output).
+  // On the JIT the int64 Mul and Add are one generated partition, which writes the output.
   EXPECT_EQ(ref->counter("plan_nodes_shape_decided"), 5);
-  EXPECT_EQ(jit->counter("plan_nodes_shape_decided"), 5);
+  EXPECT_EQ(jit->counter("plan_nodes_shape_decided"), 4);
   for (int64_t batch : {1, 1, 3, 3, 1}) {
     SCOPED_TRACE("batch " + std::to_string(batch));
     const NamedTensors feeds = {{"x", testing::Random({batch, 4}, static_cast<uint32_t>(batch))}};

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/diagnostics.h"
 #include "runtime/session.h"
 
 namespace nuphar::testing {
@@ -32,11 +33,13 @@ inline std::unique_ptr<Session> Open(const onnx::ModelProto& model, const std::s
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-// Runs `model` on the reference executor and on the JIT; outputs must be bit-identical (the
-// generated code performs the reference's float operations in the same order).
-inline void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors& feeds, int64_t expect_jit_nodes) {
+// Runs `model` on the reference executor and on the JIT (with `settings`, e.g. a forced
+// nuphar_codegen_target); outputs must be bit-identical (the generated code performs the
+// reference's float operations in the same order, and integers and bools exactly).
+inline void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors& feeds, int64_t expect_jit_nodes,
+                               const std::string& settings = "") {
   auto ref = Open(model, "nuphar_execution_mode:reference");
-  auto jit = Open(model, "");
+  auto jit = Open(model, settings);
   ASSERT_TRUE(ref && jit);
   EXPECT_EQ(jit->counter("jit_nodes"), expect_jit_nodes);
   EXPECT_GT(jit->counter("jit_kernels"), 0);
@@ -47,10 +50,22 @@ inline void ExpectBitIdentical(const onnx::ModelProto& model, const NamedTensors
   ASSERT_TRUE(b.ok()) << b.message();
   ASSERT_EQ(a->size(), b->size());
   for (size_t o = 0; o < a->size(); ++o) {
+    ASSERT_EQ((*a)[o].dtype(), (*b)[o].dtype()) << "output " << o;
     ASSERT_EQ((*a)[o].shape(), (*b)[o].shape()) << "output " << o;
     ASSERT_EQ((*a)[o].bytes(), (*b)[o].bytes());
     EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
   }
+}
+
+// Every codegen tier (nuphar_codegen_target), each forced in turn by the tests that sweep them.
+inline constexpr const char* kCodegenTiers[] = {"avx2", "avxvnni", "avx512", "avx512vnni"};
+inline std::string TierSettings(const char* tier) { return std::string("nuphar_codegen_target:") + tier; }
+
+// The notes a capture holds, one per line (partition dumps, compare reports).
+inline std::string NoteText(const DiagnosticCapture& capture) {
+  std::string notes;
+  for (const auto& line : capture.Texts(Severity::kNote)) notes += line + "\n";
+  return notes;
 }
 
 }  // namespace nuphar::testing
