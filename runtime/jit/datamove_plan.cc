@@ -206,9 +206,12 @@ bool PlanGather(const DataMoveIR& ir, std::span<const int64_t> data, std::span<c
   const int64_t dim = data[static_cast<size_t>(axis)];
   const int64_t inner = DimProduct(data, static_cast<size_t>(axis) + 1, data.size());
   const int64_t count = DimProduct(indices, 0, indices.size());
+  // The strides multiply dims of two operands (each under 2^50 at the load-time probe): checked.
+  int64_t data_stride = 0, out_stride = 0;
+  if (__builtin_mul_overflow(dim, inner, &data_stride) || __builtin_mul_overflow(count, inner, &out_stride)) return false;
   w.Put(0);
   w.Put(0);
-  w.Loop(outer, dim * inner, count * inner);
+  w.Loop(outer, data_stride, out_stride);
   w.Loop(count, inner, inner);
   w.Put(dim);  // the index bound
   w.Loop(inner, 1, 1);
