@@ -144,7 +144,17 @@ Status HandleTranspose(NodeContext& ctx) {
   std::vector<int64_t> perm(rank);
   if (auto p = ctx.AttrInts("perm")) perm = *p;
   else for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-  if (perm.size() != rank || NumElements(dims) != static_cast<int64_t>(v->values.size())) return Status::OK();
+  if (perm.size() != rank) return Status::OK();
+  // Only a permutation of 0..rank-1 of non-negative dims is tracked (a malformed perm read past
+  // the dims: found by fuzz_session_create).
+  std::vector<char> seen(rank, 0);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) return Status::OK();
+    seen[static_cast<size_t>(p)] = 1;
+  }
+  for (int64_t d : dims)
+    if (d < 0) return Status::OK();
+  if (NumElements(dims) != static_cast<int64_t>(v->values.size())) return Status::OK();
   std::vector<int64_t> out_dims(rank), in_strides(rank, 1);
   for (size_t i = rank; i-- > 1;) in_strides[i - 1] = in_strides[i] * dims[i];
   for (size_t i = 0; i < rank; ++i) out_dims[i] = dims[static_cast<size_t>(perm[i])];
