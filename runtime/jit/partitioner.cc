@@ -218,6 +218,8 @@ class Partitioner {
                                               : "a fused kernel (generated loops call it directly)",
              false;
     if (!n.domain().empty() && n.domain() != "ai.onnx") return *why = "not an ONNX op", false;
+    if (n.op_type() == "LSTM" || n.op_type() == "GRU" || n.op_type() == "RNN")
+      return *why = "a recurrent op: `model_editor --mode to_scan` makes it a Scan, which the JIT can compile whole", false;
     if (!HasElementwiseGenerator(n.op_type())) return *why = "no code generator for " + n.op_type(), false;
     if (!ElementwiseGeneratorTakes(n.op_type(), n.input_size()))
       return *why = std::to_string(n.input_size()) + " input(s), not what " + n.op_type() + " takes", false;
