@@ -24,6 +24,23 @@ using testing::SetAttr;
 
 Tensor Ints(const std::vector<int64_t>& v) { return Tensor::FromVector<int64_t>({static_cast<int64_t>(v.size())}, v); }
 
+// Adds x's batch test of PyTorch exports: s = Shape(x), n = Gather(s, 0), cond = Equal(n, 1)
+// (initializers idx0 and one).
+void AddBatchIsOne(onnx::GraphProto& g) {
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
+  AddNode(g, "Shape", {"x"}, {"s"});
+  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
+  AddNode(g, "Equal", {"n", "one"}, {"cond"});
+}
+
+// y = If(cond) then then_g else else_g.
+void AddIf(onnx::GraphProto& g, const onnx::GraphProto& then_g, const onnx::GraphProto& else_g) {
+  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
+  SetAttr(if_node, "then_branch", then_g);
+  SetAttr(if_node, "else_branch", else_g);
+}
+
 // x [n, t] float. The PyTorch-export pattern:
 //   t = Gather(Shape(x), 1); target = Concat([-1], Unsqueeze(t)); r = Reshape(x, target)
 //   cond = Equal(Gather(Shape(x), 0), 1); y = If(cond) then r * 2 else r * 3 (branches read r)
@@ -34,22 +51,17 @@ onnx::ModelProto ShapeArithmeticModel() {
   onnx::GraphProto g;
   g.set_name("shape_arithmetic");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
-  *g.add_initializer() = TensorToProto(Ints({1}), "one_idx");
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  AddBatchIsOne(g);
   *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "idx1");
   *g.add_initializer() = TensorToProto(Ints({-1}), "minus_one");
   *g.add_initializer() = TensorToProto(Ints({0}), "axes0");
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
   *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "zero");
   *g.add_initializer() = TensorToProto(Tensor::FromVector<float>({}, {2.f}), "two_f");
   *g.add_initializer() = TensorToProto(Tensor::FromVector<float>({}, {3.f}), "three_f");
-  AddNode(g, "Shape", {"x"}, {"s"});
   AddNode(g, "Gather", {"s", "idx1"}, {"t"});
   AddNode(g, "Unsqueeze", {"t", "axes0"}, {"t1"});
   SetAttr(AddNode(g, "Concat", {"minus_one", "t1"}, {"target"}), "axis", int64_t{0});
   AddNode(g, "Reshape", {"x", "target"}, {"r"});
-  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
-  AddNode(g, "Equal", {"n", "one"}, {"cond"});
   onnx::GraphProto then_g, else_g;
   then_g.set_name("then");
   AddNode(then_g, "Mul", {"r", "two_f"}, {"y_then"});
@@ -57,9 +69,7 @@ onnx::ModelProto ShapeArithmeticModel() {
   else_g.set_name("else");
   AddNode(else_g, "Mul", {"r", "three_f"}, {"y_else"});
   *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
-  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
-  SetAttr(if_node, "then_branch", then_g);
-  SetAttr(if_node, "else_branch", else_g);
+  AddIf(g, then_g, else_g);
   SetAttr(AddNode(g, "Cast", {"t"}, {"t_f"}), "to", int64_t{1});
   AddNode(g, "Add", {"r", "t_f"}, {"z"});
   AddNode(g, "NonZero", {"x"}, {"nz"});
@@ -126,12 +136,8 @@ onnx::ModelProto BodyShapeArithmeticModel() {
   g.set_name("body_shape_arithmetic");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
   *g.add_input() = MakeValueInfo("h0", DType::kFloat, {std::string("t")});
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
+  AddBatchIsOne(g);
   *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "idx1");
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
-  AddNode(g, "Shape", {"x"}, {"s"});
-  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
-  AddNode(g, "Equal", {"n", "one"}, {"cond"});
   onnx::GraphProto then_g, else_g;
   then_g.set_name("then");
   AddNode(then_g, "Shape", {"x"}, {"ts"});
@@ -142,9 +148,7 @@ onnx::ModelProto BodyShapeArithmeticModel() {
   else_g.set_name("else");
   AddNode(else_g, "Identity", {"x"}, {"y_else"});
   *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
-  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
-  SetAttr(if_node, "then_branch", then_g);
-  SetAttr(if_node, "else_branch", else_g);
+  AddIf(g, then_g, else_g);
   onnx::GraphProto body;
   body.set_name("body");
   *body.add_input() = MakeValueInfo("h", DType::kFloat, {std::string("t")});
@@ -200,11 +204,7 @@ TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
   onnx::GraphProto g;
   g.set_name("kept_view");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {0}), "idx0");
-  *g.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "one");
-  AddNode(g, "Shape", {"x"}, {"s"});
-  AddNode(g, "Gather", {"s", "idx0"}, {"n"});
-  AddNode(g, "Equal", {"n", "one"}, {"cond"});
+  AddBatchIsOne(g);
   onnx::GraphProto then_g, else_g;
   then_g.set_name("then");
   AddNode(then_g, "Shape", {"x"}, {"ts"});
@@ -215,9 +215,7 @@ TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
   else_g.set_name("else");
   AddNode(else_g, "Identity", {"x"}, {"y_else"});
   *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
-  auto& if_node = AddNode(g, "If", {"cond"}, {"y"});
-  SetAttr(if_node, "then_branch", then_g);
-  SetAttr(if_node, "else_branch", else_g);
+  AddIf(g, then_g, else_g);
   *g.add_output() = MakeValueInfo("y", DType::kFloat, {});
   for (const char* mode : {"reference", "jit"}) {
     auto s = Open(MakeModel(g, 13), std::string("nuphar_execution_mode:") + mode);
