@@ -42,6 +42,7 @@ Expected<RnnAttributes> ParseRnnAttributes(const NodeInfo& node, int num_gates,
                         "; only float and double are supported");
   }
   a.r_is_constant = node.constant_input(2) != nullptr;
+  a.w_is_constant = node.constant_input(1) != nullptr;
   const DType lens_type = node.input_type(4);
   if (lens_type != DType::kUndefined && lens_type != DType::kInt32 && lens_type != DType::kInt64)
     return node.Error(std::string("sequence_lens must be int32, got ") + DTypeName(lens_type));

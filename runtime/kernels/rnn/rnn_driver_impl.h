@@ -76,8 +76,18 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
   T* c[2] = {ws.Take(state), ws.Take(state)};
   T* cell_scratch = ws.Take(scratch);
 
-  // Step 1: the input projection of every step and direction in one GEMM.
-  GemmABt(S * Bt, ND * GH, I, p.X->data<T>(), I, p.W->data<T>(), I, xw, ND * GH, false);
+  // Step 1: the input projection of every step and direction in one GEMM (the packed one for a
+  // constant float W on a tier that has it; Eigen otherwise).
+  bool projected = false;
+  if constexpr (std::is_same_v<T, float>) {
+    if (attrs_.w_is_constant && PackedGemmF32Available()) {
+      std::call_once(w_pack_once_, [&] { w_packed_ = PackedGemvF32::FromNK(p.W->data<float>(), I, ND * GH, I); });
+      const int64_t blocks = (ND * GH + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
+      GemmF32Packed(p.X->data<float>(), S * Bt, I, w_packed_, 0, blocks, nullptr, xw, ND * GH);
+      projected = true;
+    }
+  }
+  if (!projected) GemmABt(S * Bt, ND * GH, I, p.X->data<T>(), I, p.W->data<T>(), I, xw, ND * GH, false);
 
   // Sequence lengths (already range-checked); without the input every sequence is full length.
   auto len_of = [&](int64_t b) -> int64_t {
