@@ -76,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(Paths, GemvF32Test, ::testing::Values(GemmPath::kRef, G
                          [](const auto& info) { return info.param == GemmPath::kRef ? "ref" : "avx2"; });
 
 // The packed GEMM (AVX-512 tiers): every row count around its 6-row (block pairs) and 8-row (a
-// lone block) tiles, K and N around the 32-column block, against a double-precision reference;
+// lone block, or K > 128) tiles and their merged remainders, K and N around the 32-column block,
+// against a double-precision reference;
 // then any split into single blocks (the 8 x 32 tile) gives the bits of the whole product (6 x 64
 // tiles), one row gives the bits of the same row in a larger M, and a
 // bias gives the product's bits plus the bias, rounded once (MatMulAddBias's store).
@@ -84,7 +85,7 @@ TEST(GemmF32PackedTest, MatchesDoubleReferenceAndSplitsGiveTheSameBits) {
   if (!PackedGemmF32Available()) GTEST_SKIP() << "no packed GEMM on tier " << GemmPathName();
   uint32_t seed = 90;
   for (int64_t M : {1, 2, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 100})
-    for (int64_t K : {1, 17, 80})
+    for (int64_t K : {1, 17, 80, 200})  // 200: past the block pairs' L1 budget, single blocks
       for (int64_t N : {1, 31, 33, 100, 160}) {
         const auto b_kn = RandomFloats(size_t(K * N), seed++);
         const auto a = RandomFloats(size_t(M * K), seed++);
