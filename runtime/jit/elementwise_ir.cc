@@ -235,6 +235,21 @@ bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeP
   return true;
 }
 
+namespace {
+
+// Whether an input dim may be taken as equal to the result's: equal as DimEqual says, or neither is
+// 1 and one of them is symbolic. Inference (ONNX's, an exporter's value_info) names one run-time size
+// by several symbols (openWakeWord's melspectrogram: unk__0 and unk__2 for its frame count); taking
+// them as equal is safe because every call checks the actual shapes against the access kind
+// (JitElementwiseKernel::Fits) and runs the reference kernel when they differ.
+bool DimMayEqual(const onnx::TensorShapeProto::Dimension& in, const onnx::TensorShapeProto::Dimension& out) {
+  if (DimEqual(in, out)) return true;
+  if (DimIsOne(in) || DimIsOne(out)) return false;
+  return in.has_dim_param() || out.has_dim_param();
+}
+
+}  // namespace
+
 bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& out, Access* access,
                     std::string* why) {
   const int ri = in.dim_size(), ro = out.dim_size();
@@ -246,23 +261,25 @@ bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapePro
   bool all_one = true;
   for (const auto& d : in.dim()) all_one &= DimIsOne(d);
   if (all_one) return *access = Access::kScalar, true;
-  if (SameDeclaredShape(in, out)) return *access = Access::kFull, true;
+  bool same = ri == ro;
+  for (int i = 0; same && i < ri; ++i) same = DimMayEqual(in.dim(i), out.dim(i));
+  if (same) return *access = Access::kFull, true;
   if (ro == 0) return *why = "a scalar result", false;
   // Row: [1, ..., 1, cols] (any rank up to the result's).
   bool leading_one = true;
   for (int i = 0; i + 1 < ri; ++i) leading_one &= DimIsOne(in.dim(i));
-  if (ri >= 1 && leading_one && DimEqual(in.dim(ri - 1), out.dim(ro - 1))) return *access = Access::kRow, true;
+  if (ri >= 1 && leading_one && DimMayEqual(in.dim(ri - 1), out.dim(ro - 1))) return *access = Access::kRow, true;
   // Column: [rows..., 1] of the result's rank.
   if (ri == ro && DimIsOne(in.dim(ri - 1))) {
     bool rows_equal = true;
-    for (int i = 0; i + 1 < ri; ++i) rows_equal &= DimEqual(in.dim(i), out.dim(i));
+    for (int i = 0; i + 1 < ri; ++i) rows_equal &= DimMayEqual(in.dim(i), out.dim(i));
     if (rows_equal) return *access = Access::kColumn, true;
   }
   // Any other broadcast (numpy's rule on declared dims, aligned at the last): every dim is the
   // result's or 1; the last is read contiguously unless it is the one repeated.
   for (int i = 0; i < ri; ++i) {
     const auto& d = in.dim(i);
-    if (!DimEqual(d, out.dim(ro - ri + i)) && !DimIsOne(d))
+    if (!DimMayEqual(d, out.dim(ro - ri + i)) && !DimIsOne(d))
       return *why = "dims that do not broadcast to the result's (or are not known to)", false;
   }
   const bool repeat_last = DimIsOne(in.dim(ri - 1)) && !DimIsOne(out.dim(ro - 1));

@@ -138,7 +138,9 @@ bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or
 /// false with the reason in *why when no Access fits (a dim unknown, or dims that do not broadcast).
-/// Dims are equal when both have the same value or the same non-empty name.
+/// Dims are equal when both have the same value or the same non-empty name; an input dim and the
+/// result's are also taken as equal when neither is 1 and one is symbolic (inference may name one
+/// size twice; each call checks the actual shapes and runs the reference when they differ).
 bool ClassifyAccess(const onnx::TensorShapeProto& in, const onnx::TensorShapeProto& out, Access* access,
                     std::string* why);
 /// How BatchNormalization's parameter input (scale, B, mean or var) of declared shape `param` is

@@ -1,7 +1,8 @@
 // Generated elementwise kernels reading general broadcasts (Access::kStrided / kStridedColumn)
 // against the reference executor on every codegen tier: gtcrn's [C, F] weights over [B, T, C, F],
 // per-channel [C, 1, 1] over [N, C, H, W], two inputs broadcast on different dims, integer values,
-// symbolic dims, the fallback when the actual shape contradicts the declared access, and
+// symbolic dims (two symbols for one size among them), the fallback when the actual shape
+// contradicts the declared access, and
 // BatchNormalization's per-channel parameters (Access::kChannel).
 #include <gtest/gtest.h>
 
@@ -110,6 +111,28 @@ TEST(JitBroadcast, WrongDeclaredShapeFallsBackToTheReference) {
     for (const char* tier : kCodegenTiers)
       ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 3, 33}, 4)}, {"w", Random(actual, 5)}}, 1, TierSettings(tier));
   }
+}
+
+// Two symbols for one run-time size (an exporter's value_info named the frame count of
+// openWakeWord's melspectrogram unk__0 on one operand and unk__2 on the other): the inputs are read
+// as equal (both nodes generated, 2 JIT nodes; without the speculation the Add stayed with the
+// reference). When the sizes agree the generated code runs; when b is in fact a broadcast [2, 1, 7]
+// the call's shape check runs the reference. Both are bit-identical to the reference executor.
+TEST(JitBroadcast, TwoSymbolsForOneSizeAreTakenAsEqual) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  *g.add_input() = MakeValueInfo("a", DType::kFloat, {int64_t{2}, std::string("unk__0"), int64_t{7}});
+  *g.add_input() = MakeValueInfo("b", DType::kFloat, {int64_t{2}, std::string("unk__2"), int64_t{7}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{2}, std::string("unk__0"), int64_t{7}});
+  *g.add_value_info() = MakeValueInfo("s", DType::kFloat, {int64_t{2}, std::string("unk__0"), int64_t{7}});
+  AddNode(g, "Add", {"a", "b"}, {"s"});
+  AddNode(g, "Mul", {"s", "a"}, {"y"});
+  for (const char* tier : kCodegenTiers)
+    for (int64_t b_frames : {5, 1}) {
+      SCOPED_TRACE(std::string(tier) + " b frames " + std::to_string(b_frames));
+      ExpectBitIdentical(MakeModel(g, 13), {{"a", Random({2, 5, 7}, 6)}, {"b", Random({2, b_frames, 7}, 7)}}, 2,
+                         TierSettings(tier));
+    }
 }
 
 // BatchNormalization (inference) as the reference computes it, per channel [C] over X of rank 2
