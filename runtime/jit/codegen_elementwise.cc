@@ -335,6 +335,10 @@ class Emitter {
         Value* m = b_.CreateSelect(b_.CreateFCmpOLT(y, F(1)), y, F(1));
         return b_.CreateSelect(b_.CreateFCmpOLT(F(0), m), m, F(0));
       }
+      case OpKind::kClipBelow:  // std::max(x, lo): (x < lo) ? lo : x
+        return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
+      case OpKind::kClipAbove:  // std::min(m, hi): (hi < m) ? hi : m
+        return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
       case OpKind::kClip: {  // std::min(std::max(x, lo), hi)
         Value* m = b_.CreateSelect(b_.CreateFCmpOLT(a, F(op.alpha)), F(op.alpha), a);
         return b_.CreateSelect(b_.CreateFCmpOLT(F(op.beta), m), F(op.beta), m);

@@ -123,6 +123,8 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kWhere: return "Where";
     case OpKind::kCast: return "Cast";
     case OpKind::kConstant: return "Constant";
+    case OpKind::kClipBelow: return "ClipBelow";
+    case OpKind::kClipAbove: return "ClipAbove";
     case OpKind::kBatchNorm: return "BatchNormalization";
   }
   return "?";
@@ -575,11 +577,39 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     if (op.kind == OpKind::kClip) {
       op.alpha = AttrFloat(n, "min", std::numeric_limits<float>::lowest());
       op.beta = AttrFloat(n, "max", std::numeric_limits<float>::max());
+      int bound_values[2] = {-1, -1};  // a bound that is a value of the kernel, not a constant
       for (int i = 1; i < n.input_size() && i <= 2; ++i) {
         if (n.input(i).empty()) continue;
-        auto c = scalar_constants.find(n.input(i));
-        if (c == scalar_constants.end()) return Diag::Node(n, "jit: Clip bounds must be scalar float constants");
-        (i == 1 ? op.alpha : op.beta) = c->second;
+        if (auto c = scalar_constants.find(n.input(i)); c != scalar_constants.end()) {
+          (i == 1 ? op.alpha : op.beta) = c->second;
+          continue;
+        }
+        NUPHAR_ASSIGN_OR_RETURN(bound_values[i - 1], operand(n, i));
+        if (ir.TypeOf(bound_values[i - 1]) != DType::kFloat) return Diag::Node(n, "jit: Clip bounds must be float");
+      }
+      if (bound_values[0] >= 0 || bound_values[1] >= 0) {
+        // The reference's std::min(std::max(x, lo), hi) as two ops reading the bounds as values;
+        // a constant (or absent: lowest, max) bound is a Constant operand.
+        auto bound = [&](int value, float constant) {
+          if (value >= 0) return value;
+          IrOp c = op;
+          c.kind = OpKind::kConstant;
+          c.a = c.b = -1;
+          c.alpha = constant;
+          ir.ops.push_back(c);
+          return next_id() - 1;
+        };
+        IrOp below = op;
+        below.kind = OpKind::kClipBelow;
+        below.b = bound(bound_values[0], op.alpha);
+        ir.ops.push_back(below);
+        IrOp above = op;
+        above.kind = OpKind::kClipAbove;
+        above.a = next_id() - 1;
+        above.b = bound(bound_values[1], op.beta);
+        ir.ops.push_back(above);
+        value_of[n.output(0)] = next_id() - 1;
+        continue;
       }
     }
     ir.ops.push_back(op);

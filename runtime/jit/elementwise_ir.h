@@ -63,6 +63,7 @@ enum class OpKind : uint8_t {
   kWhere,                                                             // c ? a : b (condition in `c`)
   kCast,                                                              // a converted to `type`
   kConstant,                                                          // the float `alpha` (no operand)
+  kClipBelow, kClipAbove,  // Clip with a bound of the kernel's values: (a < b) ? b : a, (b < a) ? b : a
   kBatchNorm,  // BatchNormalization: the builder expands it into the reference's ops, never in the IR
 };
 
@@ -132,8 +133,10 @@ DType ElementwiseResultType(const onnx::NodeProto& node, const std::vector<DType
 /// The opset from which the generator takes `op_type` (0 when it has no generator).
 int ElementwiseMinOpset(const std::string& op_type);
 
-/// Whether input `k` of `node` is a scalar constant the generator reads at load time (Clip's
-/// bounds, Pow's exponent): the partitioner copies it into the body as a float initializer.
+/// Whether input `k` of `node` is a scalar the generator reads at load time when it is a constant
+/// (Clip's bounds, Pow's exponent): the partitioner copies such a constant into the body as a float
+/// initializer. Pow's exponent must be one; a Clip bound that is not is a float scalar value of the
+/// kernel (Access::kScalar), read per call (kClipBelow / kClipAbove).
 bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or

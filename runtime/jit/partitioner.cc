@@ -253,6 +253,14 @@ class Partitioner {
       if (IsScalarConstantOperand(n, i)) {  // Clip bounds, Pow's exponent
         const Tensor* c = ctx_.constants(in);
         const bool integer_ok = n.op_type() == "Pow";  // the reference converts it to float
+        if (!c && n.op_type() == "Clip") {  // a computed bound: a float scalar value of the kernel
+          const auto* shape = ShapeOf(in);
+          bool scalar = shape != nullptr;
+          for (size_t d = 0; scalar && d < shape->dims.size(); ++d) scalar = shape->dims[d] == 1;
+          if (TypeOf(in) != DType::kFloat || !scalar)
+            return *why = "Clip bound '" + in + "' is not known to be a float scalar", false;
+          continue;
+        }
         if (!c || c->size() != 1 ||
             !(c->dtype() == DType::kFloat || (integer_ok && (c->dtype() == DType::kInt64 || c->dtype() == DType::kInt32))))
           return *why = n.op_type() + (integer_ok ? " exponent is not a scalar float or integer constant"
@@ -605,7 +613,7 @@ class Partitioner {
           // Clip bounds and Pow's exponent become the body's float scalar constants (also when
           // the same value is an operand elsewhere: an initializer may back a graph input). An
           // integer exponent becomes its float value, which is what the reference computes with.
-          if (IsScalarConstantOperand(node, k)) {
+          if (IsScalarConstantOperand(node, k) && ctx_.constants(in)) {
             if (bounds_added.insert(in).second) {
               const Tensor* c = ctx_.constants(in);
               auto* t = body->add_initializer();

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "graph/diagnostics.h"
@@ -23,6 +24,8 @@ using testing::MakeValueInfo;
 using testing::ExpectBitIdentical;
 using testing::Open;
 using testing::Random;
+using testing::kCodegenTiers;
+using testing::TierSettings;
 
 // y = op(x) or op(x, w) for every generated op; x [R, C], w of the given shape.
 TEST(JitElementwise, EveryOpIsBitIdentical) {
@@ -169,6 +172,39 @@ TEST(JitElementwise, ClipBoundThatIsAlsoAnOperand) {
   AddNode(g, "Max", {"x", "lo"}, {"m"});
   AddNode(g, "Clip", {"m", "lo", "hi"}, {"y"});
   ExpectBitIdentical(MakeModel(g, 13), {{"x", Random({2, 9}, 9)}}, 2);
+}
+
+// Clip bounds computed at run time (openWakeWord's melspectrogram clamps at ReduceMax - 80): a
+// scalar value of the kernel read per call (ClipBelow / ClipAbove), alone, with a constant other
+// bound, and with the other bound absent (the reference's lowest / max, which still moves -inf and
+// +inf); NaN and infinities in x. Every Clip is generated (3 JIT nodes; before, none was).
+TEST(JitElementwise, ClipBoundsComputedAtRunTime) {
+  onnx::GraphProto g;
+  g.set_name("g");
+  const std::vector<Dim> dims = {int64_t{2}, std::string("T"), int64_t{5}};
+  *g.add_input() = MakeValueInfo("x", DType::kFloat, dims);
+  *g.add_input() = MakeValueInfo("lo", DType::kFloat, {});
+  *g.add_input() = MakeValueInfo("hi", DType::kFloat, {int64_t{1}});
+  for (const char* y : {"y1", "y2", "y3"}) *g.add_output() = MakeValueInfo(y, DType::kFloat, dims);
+  auto* c = g.add_initializer();
+  c->set_name("c_hi");
+  c->set_data_type(onnx::TensorProto::FLOAT);
+  c->add_float_data(1.25f);
+  AddNode(g, "Clip", {"x", "lo"}, {"y1"});             // max absent
+  AddNode(g, "Clip", {"x", "", "hi"}, {"y2"});         // min absent
+  AddNode(g, "Clip", {"x", "lo", "c_hi"}, {"y3"});     // a constant max
+  const auto model = MakeModel(g, 13);
+  for (const char* tier : kCodegenTiers)
+    for (int64_t t : {1, 4}) {
+      SCOPED_TRACE(std::string(tier) + " T=" + std::to_string(t));
+      Tensor x = Random({2, t, 5}, 11);
+      float* px = x.data<float>();
+      px[0] = std::numeric_limits<float>::quiet_NaN();
+      px[1] = std::numeric_limits<float>::infinity();
+      px[2] = -std::numeric_limits<float>::infinity();
+      ExpectBitIdentical(model, {{"x", x}, {"lo", Tensor::Scalar<float>(-0.75f)}, {"hi", Tensor::FromVector<float>({1}, {0.5f})}},
+                         3, TierSettings(tier));
+    }
 }
 
 // Declared shapes that the actual ones contradict: the kernel runs the reference instead.
