@@ -93,7 +93,7 @@ void TileOfRows(int rows, const float* a, int64_t lda, const float* panel, int64
 
 /// All M rows of the NB blocks at `panel`: full tiles of kMaxRows<NB> rows. A remainder of less
 /// than half a tile is merged with the last full tile and the two split evenly (25 rows: 6, 6, 6,
-/// 4, 3): a 1-row tile has too few independent FMA chains to cover their latency (Silero v3.1's
+/// 4, 3 with block pairs; 8, 8, 5, 4 with single blocks): a 1-row tile has too few independent FMA chains to cover their latency (Silero v3.1's
 /// filter bank, 25 windows, spent 11% of its product in its last row).
 template <int NB>
 void Rows(const float* a, int64_t M, int64_t lda, const float* panel, int64_t K, int64_t cols, const float* bias,
