@@ -3,7 +3,9 @@
 // cache. Baseline flags; the ISA work goes through the ConvKernels chosen at load.
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <string>
+#include <type_traits>
 
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/kernels/conv/conv.h"
@@ -316,22 +318,32 @@ class FusedConvKernel final : public OpKernel {
     }
   }
 
-  // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
+  // ProductCall (core/op_kernel.h): the same checks as Compute, as values; the plan keeps the
+  // geometry and layout prepare derived, so run does not derive them again.
+  struct ProductPlan {
     WindowGeometry g;
-    if (!k->Geometry(x, rank, &g)) return 0;
+    Layout l;
+    int64_t n;  // images
+  };
+  static_assert(sizeof(ProductPlan) <= sizeof(ProductCall::Plan) && alignof(ProductPlan) <= alignof(ProductCall::Plan));
+  static_assert(std::is_trivially_copyable_v<ProductPlan>);
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, ProductCall::Plan* plan,
+                            size_t* scratch_bytes) {
+    const auto* k = static_cast<const FusedConvKernel*>(state);
+    auto* p = new (plan->bytes) ProductPlan;
+    if (!k->Geometry(x, rank, &p->g)) return 0;
+    p->l = k->LayoutFor(p->g);
+    p->n = x[0];
     y[0] = x[0];
     y[1] = k->w_shape_[0];
-    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
-    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
+    for (int i = 0; i < p->g.rank; ++i) y[i + 2] = p->g.out[static_cast<size_t>(i)];
+    *scratch_bytes = p->l.scratch_bytes;
     return rank;
   }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
+  static void ProductRun(const void* state, const ProductCall::Plan* plan, const float* x, float* y, void* scratch) {
     const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
-    k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
+    const auto* p = std::launder(reinterpret_cast<const ProductPlan*>(plan->bytes));
+    k->Run(x, p->n, p->g, p->l, y, scratch);
   }
   bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
     if (rank != static_cast<int>(w_shape_.size()) || x[1] != w_shape_[1] * attrs_.group) return false;

@@ -4,7 +4,9 @@
 // at load for the conv family's GEMM (runtime/kernels/conv/conv.h). Float Conv with constant W
 // becomes FusedConv at load.
 #include <algorithm>
+#include <new>
 #include <string>
+#include <type_traits>
 
 #include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/math/gemm_eigen.h"
@@ -235,22 +237,29 @@ class ConvTransposeKernel final : public OpKernel {
     *g = *geometry;
     return true;
   }
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const ConvTransposeKernel*>(state);
+  // The plan keeps the geometry prepare derived, so run does not derive it again.
+  struct ProductPlan {
     WindowGeometry g;
-    if (!k->ProductGeometry(x, rank, &g)) return 0;
+    std::array<int64_t, 2> nc;  // X's N and C: all RunPacked reads of X's dims
+  };
+  static_assert(sizeof(ProductPlan) <= sizeof(ProductCall::Plan) && alignof(ProductPlan) <= alignof(ProductCall::Plan));
+  static_assert(std::is_trivially_copyable_v<ProductPlan>);
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, ProductCall::Plan* plan,
+                            size_t* scratch_bytes) {
+    const auto* k = static_cast<const ConvTransposeKernel*>(state);
+    auto* p = new (plan->bytes) ProductPlan;
+    if (!k->ProductGeometry(x, rank, &p->g)) return 0;
+    p->nc = {x[0], x[1]};
     y[0] = x[0];
     y[1] = k->packed_w_shape_[1] * k->attrs_.group;
-    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.in[static_cast<size_t>(i)];
-    *scratch_bytes = k->PackedScratchBytes(std::span<const int64_t>(x, static_cast<size_t>(rank)), g);
+    for (int i = 0; i < p->g.rank; ++i) y[i + 2] = p->g.in[static_cast<size_t>(i)];
+    *scratch_bytes = k->PackedScratchBytes(p->nc, p->g);
     return rank;
   }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
+  static void ProductRun(const void* state, const ProductCall::Plan* plan, const float* x, float* y, void* scratch) {
     const auto* k = static_cast<const ConvTransposeKernel*>(state);
-    WindowGeometry g;
-    if (!k->ProductGeometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
-    k->RunPacked(x, std::span<const int64_t>(x_dims, static_cast<size_t>(rank)),
-                 k->bias_.defined() ? k->bias_.data<float>() : nullptr, g, y, scratch);
+    const auto* p = std::launder(reinterpret_cast<const ProductPlan*>(plan->bytes));
+    k->RunPacked(x, p->nc, k->bias_.defined() ? k->bias_.data<float>() : nullptr, p->g, y, scratch);
   }
 
   // Builds the forward-conv geometry whose input is Y and whose output is X.

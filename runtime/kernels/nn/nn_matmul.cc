@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <type_traits>
 
 #include "runtime/fusion/matmul_bias_fusion.h"
@@ -162,18 +163,21 @@ class MatMulKernel final : public OpKernel {
   }
   // ProductCall (core/op_kernel.h): A of any rank >= 1 whose last dim is K; Y is A's shape with
   // the last dim N (numpy matmul against a 2-D B).
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
+  // The plan is the rows.
+  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, ProductCall::Plan* plan,
+                            size_t* scratch_bytes) {
     const auto* k = static_cast<const MatMulKernel*>(state);
     if (rank < 1 || x[rank - 1] != k->k_) return 0;
     std::copy(x, x + rank - 1, y);
     y[rank - 1] = k->n_;
+    int64_t rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) rows *= x[d];
+    new (plan->bytes) int64_t(rows);
     *scratch_bytes = 0;
     return rank;
   }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void*) {
-    int64_t rows = 1;
-    for (int d = 0; d + 1 < rank; ++d) rows *= x_dims[d];
-    static_cast<const MatMulKernel*>(state)->RunRows(x, rows, y);
+  static void ProductRun(const void* state, const ProductCall::Plan* plan, const float* x, float* y, void*) {
+    static_cast<const MatMulKernel*>(state)->RunRows(x, *std::launder(reinterpret_cast<const int64_t*>(plan->bytes)), y);
   }
   // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
   void PackedGemm(const float* a, int64_t rows, const float* b, const float* bias, float* y) const {
