@@ -514,10 +514,12 @@ Expected<std::vector<Tensor>> Session::Run(const NamedTensors& inputs,
   frame->set_profile(nullptr);
   std::vector<Tensor> outputs;
   if (status.ok()) {
+    // A view of a value the frame keeps for its next Run (shape_values.h) goes out as a copy;
+    // the plan knows from load whether any output can be one.
+    const bool may_view_kept = plan_->outputs_may_view_kept_values();
     for (int ref : refs) {
       const Tensor* t = frame->Get(ref);
-      // A view of a value the frame keeps for its next Run (shape_values.h) goes out as a copy.
-      outputs.push_back(!t ? Tensor() : frame->KeepsBufferOf(*t) ? t->Clone() : *t);
+      outputs.push_back(!t ? Tensor() : may_view_kept && frame->KeepsBufferOf(*t) ? t->Clone() : *t);
     }
   }
   // Drop the bindings to the caller's inputs so the pooled frame does not keep them alive.

@@ -73,7 +73,9 @@ class Session {
 
   /// A load-time statistic (0 when never set): "jit_kernels" (generated kernels), "jit_nodes"
   /// (model nodes they run), "jit_compile_us", "plan_nodes" (executed plan nodes of every graph)
-  /// and "plan_nodes_<path>" by kernel path (runtime/core/op_kernel.h profile_path: "jit", ...).
+  /// and "plan_nodes_<path>" by kernel path (runtime/core/op_kernel.h profile_path: "jit", ...),
+  /// "plan_graphs_outputs_may_view_kept" (graphs whose outputs may be views of a value kept between
+  /// Runs: GraphPlan::outputs_may_view_kept_values).
   int64_t counter(const std::string& name) const;
 
   /// Threads the session runs on (nuphar_num_threads), the calling thread included.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <unordered_set>
+#include <utility>
 
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
@@ -387,12 +388,14 @@ Status GraphPlan::CreateKernels(const onnx::GraphProto& graph, PlanScope& scope,
                                   (node.domain().empty() ? std::string() : " in domain '" + node.domain() + "'") +
                                   " (opset " + std::to_string(opset) + "): no kernel");
     NodeInfo info(node, opset, &scope, const_inputs, types);
+    scope.body_outputs_may_view_kept = false;  // the factory compiles the node's subgraphs
     auto kernel = factory(info);
     if (!kernel) {
       Status s = kernel.status();
       return s.WithNode(node);
     }
     pn.kernel = std::move(*kernel);
+    pn.body_outputs_may_view_kept = scope.body_outputs_may_view_kept;
 
     // Load-time folding: run nodes whose inputs are all constants once, now.
     if (all_const && !has_subgraph && !IsNondeterministic(node)) {
@@ -470,6 +473,49 @@ void GraphPlan::MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& 
   }
 }
 
+namespace {
+
+// The explicit inputs [begin, end) whose buffers the outputs of `pn` may share. Only some kernels
+// alias (KernelContext::SetOutputAlias, SetOutputReshaped): the ops named here view their data
+// input at most, never the shape, axes or repeats a shape value usually feeds; an If shares its
+// branches' values, never its condition; a Loop its carried values, not M or cond. Any other op
+// is taken to alias any input (Identity, Transpose, a JIT partition).
+std::pair<size_t, size_t> InputsOutputsMayView(const PlanNode& pn) {
+  static const std::unordered_set<std::string> data_input_only = {
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Slice", "Tile", "Pad", "Split",
+      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+      "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  const size_t n = pn.inputs.size();
+  if (pn.op_type == "If") return {n, n};
+  if (pn.op_type == "Loop") return {std::min<size_t>(2, n), n};
+  if (data_input_only.count(pn.op_type)) return {0, std::min<size_t>(1, n)};
+  return {0, n};
+}
+
+}  // namespace
+
+void GraphPlan::FindOutputsThatMayViewKeptValues(PlanScope& scope) {
+  // Which locals may share a buffer with a kept value, forward in node order (topological); a
+  // subgraph node's outputs may also be views of its bodies' kept values (every body is compiled
+  // by its node's factory, NodeInfo::CompileSubgraph, which reports through the scope).
+  std::vector<bool> may_view(static_cast<size_t>(num_locals_), false);
+  for (int slot : decided_slots_) may_view[static_cast<size_t>(slot)] = true;
+  auto tainted = [&](int ref) { return ref >= 0 && ref < num_locals_ && may_view[static_cast<size_t>(ref)]; };
+  for (const PlanNode& pn : nodes_) {
+    bool taints = pn.body_outputs_may_view_kept;
+    const auto [begin, end] = InputsOutputsMayView(pn);
+    for (size_t i = begin; i < end; ++i) taints |= tainted(pn.inputs[i]);
+    for (int ref : pn.implicit_inputs) taints |= tainted(ref);
+    if (!taints) continue;
+    for (int o : pn.outputs)
+      if (o >= 0) may_view[static_cast<size_t>(o)] = true;
+  }
+  for (int ref : output_refs_) outputs_may_view_kept_values_ |= tainted(ref);
+  if (!outputs_may_view_kept_values_) return;
+  ++scope.model->counters["plan_graphs_outputs_may_view_kept"];
+  if (scope.parent) scope.parent->body_outputs_may_view_kept = true;
+}
+
 Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& graph_in, const ModelContext& model,
                                                         PlanScope* parent) {
   NUPHAR_CHECK(model.registry != nullptr, "ModelContext::registry must be set");
@@ -503,6 +549,7 @@ Expected<std::shared_ptr<GraphPlan>> GraphPlan::Compile(const onnx::GraphProto& 
   if (model.pool != nullptr && model.pool->num_threads() > 1) PairIndependentNodes(plan.get());
   if (Status s = plan->ResolveOutputs(graph, scope); !s.ok()) return located(std::move(s));
   plan->MarkValueDecidedNodes(graph, scope);
+  plan->FindOutputsThatMayViewKeptValues(scope);
   return plan;
 }
 

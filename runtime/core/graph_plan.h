@@ -111,6 +111,9 @@ struct PlanNode {
   /// Its outputs are a function of the shapes of the graph inputs and outer values
   /// (shape_values.h): a frame skips it when they repeat its previous successful execution's.
   bool value_decided = false;
+  /// A subgraph's outputs may view a value its frame keeps between Runs (GraphPlan::
+  /// outputs_may_view_kept_values of a body compiled by this node's kernel).
+  bool body_outputs_may_view_kept = false;
   int graph_index = -1;  ///< the node's index in the compiled GraphProto
   std::unique_ptr<OpKernel> kernel;
 };
@@ -132,6 +135,10 @@ class GraphPlan {
   /// Ref of graph output i.
   int output_ref(size_t i) const { return output_refs_[i]; }
   const std::vector<PlanNode>& nodes() const { return nodes_; }
+  /// Whether a graph output may share its buffer with a value a frame keeps between Runs (a
+  /// value_decided output here or in a body, shape_values.h), directly or through views; decided
+  /// at load. When false, Session::Run hands the outputs out without asking Frame::KeepsBufferOf.
+  bool outputs_may_view_kept_values() const { return outputs_may_view_kept_values_; }
 
  private:
   friend class Frame;
@@ -151,6 +158,9 @@ class GraphPlan {
   /// 6. Marks the nodes whose outputs the shapes of the inputs and outer values decide
   /// (shape_values.h), unless nuphar_reuse_shape_values is off.
   void MarkValueDecidedNodes(const onnx::GraphProto& graph, PlanScope& scope);
+  /// 7. outputs_may_view_kept_values, and tells the enclosing scope (PlanScope::
+  /// body_outputs_may_view_kept).
+  void FindOutputsThatMayViewKeptValues(PlanScope& scope);
   std::string name_;
   int num_locals_ = 0;
   std::deque<Tensor> constants_;  ///< deque: references stay valid while folding appends
@@ -161,6 +171,7 @@ class GraphPlan {
   bool has_value_decided_ = false;  ///< some node is value_decided
   std::vector<int> decided_slots_;  ///< the local slots the value_decided nodes write
   std::vector<int> body_nodes_;     ///< indices in nodes_ of the nodes with subgraphs
+  bool outputs_may_view_kept_values_ = false;
   ThreadPool* pool_ = nullptr;  ///< the session's (ModelContext::pool)
   /// While compiling (ApplyRewrites to DefineValues): the weights the rewrite copy left in the
   /// caller's graph (graph_plan.cc CopyForRewrites).
@@ -175,6 +186,9 @@ struct PlanScope {
   const ModelContext* model = nullptr;
   std::unordered_map<std::string, int> refs;  ///< locals and constants by name
   std::unordered_map<std::string, int> outer_by_name;
+  /// Set by the Compile of a subgraph of the node being created whose outputs may view a value its
+  /// frame keeps (GraphPlan::outputs_may_view_kept_values); CreateKernels reads it per node.
+  bool body_outputs_may_view_kept = false;
 
   /// The ref for `name` in this scope, adding an outer ref when an enclosing graph defines it;
   /// -1 when nothing defines it.

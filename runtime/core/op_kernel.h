@@ -8,6 +8,7 @@
 // Kernels are immutable after creation and must be safe to call from concurrent Runs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -176,14 +177,27 @@ struct DirectCall {
 /// `run` is the code Compute runs, so both give the same bits.
 struct ProductCall {
   static constexpr int kMaxRank = 8;
+  /// Caller-provided storage for what prepare derived from x's dims (a conv's window geometry and
+  /// layout, a product's rows), so run does not derive it again: a small conv's geometry is a fair
+  /// part of its call. Each kernel keeps its own trivially copyable plan type in it.
+  struct alignas(16) Plan {
+    unsigned char bytes[1024];
+  };
   /// The output's shape for an input 0 of shape `x` (`rank` dims <= kMaxRank) into `y` (room for
-  /// kMaxRank dims) and the bytes of 64-byte-aligned scratch `run` needs for it; returns the
-  /// output's rank, 0 when `run` cannot take such an input (the caller then runs Compute, which
-  /// reports why). One function: a small conv's geometry is a fair part of its call.
-  int (*prepare)(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) = nullptr;
-  /// y = the product of x, for an x prepare accepted.
-  void (*run)(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) = nullptr;
+  /// kMaxRank dims), the plan for such an x into `plan` and the bytes of 64-byte-aligned scratch
+  /// `run` needs for it; returns the output's rank, 0 when `run` cannot take such an input (the
+  /// caller then runs Compute, which reports why).
+  int (*prepare)(const void* state, const int64_t* x, int rank, int64_t* y, Plan* plan, size_t* scratch_bytes) = nullptr;
+  /// y = the product of x, for an x prepare accepted and the plan it wrote for x.
+  void (*run)(const void* state, const Plan* plan, const float* x, float* y, void* scratch) = nullptr;
   const void* state = nullptr;
+};
+
+/// One product call as the generated code passes it to the runtime (runtime/jit/jit_runtime_abi.h,
+/// its `call` argument): the kernel's ProductCall and the plan its prepare wrote for this x.
+struct ProductInvocation {
+  const ProductCall* call = nullptr;
+  const ProductCall::Plan* plan = nullptr;
 };
 
 class OpKernel {

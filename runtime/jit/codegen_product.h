@@ -3,9 +3,10 @@
 // The entry function has the C signature
 //   void <name>(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
 //               void* scratch, void* const* abi)
-// call is the product kernel's nuphar::ProductCall, x input 0 with its actual dims, y the output
-// (sized by ProductCall::prepare), scratch the bytes prepare asked for, aligned, and
-// abi RuntimeAbiTable() (jit_runtime_abi.h); the body calls abi[kAbiProductF32] with them.
+// call is a nuphar::ProductInvocation (the product kernel's ProductCall and the plan its prepare
+// wrote for x), x input 0 with its actual dims, y the output (sized by prepare), scratch the bytes
+// prepare asked for, aligned, and abi RuntimeAbiTable() (jit_runtime_abi.h); the body calls
+// abi[kAbiProductF32] with them.
 #pragma once
 
 #include <memory>

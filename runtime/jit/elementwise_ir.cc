@@ -530,7 +530,16 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
     }
     if (op.kind == OpKind::kBatchNorm) {
       // The reference's inference form, op for op in float: a = scale / sqrt(var + epsilon),
-      // b = B - mean * a, y = x * a + b (per element here; the same roundings per channel).
+      // b = B - mean * a, y = x * a + b (per element in the IR; the same roundings per channel).
+      // a and b are not recomputed per element in the code that runs: their operands are
+      // per-channel (Access::kChannel: one address per row), the buffers noalias and fdiv and
+      // sqrt speculatable without fast-math, so O3's LICM computes them in the column loop's
+      // preheader, once per row and tile of kActivationTile columns (checked in the O3 IR of
+      // gtcrn_simple's four BatchNormalization kernels: codegen_dump_module:ll). Once per channel
+      // instead would take [C] arrays of a and b made before the loop (at load from constant
+      // parameters, with the reference's float ops, or by a per-call pre-pass) as new kernel
+      // inputs: it would save one sqrt and one division per row of a channel's plane, not per
+      // element, so it is not done.
       int x, scale, bias, mean, var;
       NUPHAR_ASSIGN_OR_RETURN(x, operand(n, 0));
       NUPHAR_ASSIGN_OR_RETURN(scale, operand(n, 1));

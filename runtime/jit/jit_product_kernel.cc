@@ -48,11 +48,13 @@ class JitProductKernel final : public OpKernel {
     const int rank = static_cast<int>(x->rank());
     int64_t shape[ProductCall::kMaxRank];
     size_t scratch_bytes = 0;
-    const int out_rank = product_->prepare(product_->state, x->shape().data(), rank, shape, &scratch_bytes);
+    ProductCall::Plan plan;
+    const int out_rank = product_->prepare(product_->state, x->shape().data(), rank, shape, &plan, &scratch_bytes);
     if (out_rank == 0) return fallback_->Run(ctx);
     Tensor* y = ctx.Output(0, DType::kFloat, std::span<const int64_t>(shape, static_cast<size_t>(out_rank)));
     void* scratch = ctx.Scratch(scratch_bytes);
-    reinterpret_cast<ProductFn>(code_->entry)(product_, x->data<float>(), x->shape().data(), rank, y->data<float>(),
+    const ProductInvocation invocation{product_, &plan};
+    reinterpret_cast<ProductFn>(code_->entry)(&invocation, x->data<float>(), x->shape().data(), rank, y->data<float>(),
                                               scratch, RuntimeAbiTable());
     if (fallback_->compare()) return fallback_->Compare(ctx);
     return Status::OK();
@@ -67,7 +69,7 @@ class JitProductKernel final : public OpKernel {
   }
 
  private:
-  using ProductFn = void (*)(const ProductCall* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
+  using ProductFn = void (*)(const ProductInvocation* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
                              void* scratch, void* const* abi);
   JitProductKernel() = default;
 

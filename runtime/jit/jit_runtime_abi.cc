@@ -9,10 +9,9 @@ void nuphar_jit_sigmoid_f32(const float* x, float* y, int64_t n) { nuphar::GetVe
 void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().tanh_f32(x, y, n); }
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().softmax_f32(x, y, n); }
 void nuphar_jit_log_f32(const float* x, float* y, int64_t n) { nuphar::GetVectorMath().log_f32(x, y, n); }
-void nuphar_jit_product_f32(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
-                            void* scratch) {
-  const auto* product = static_cast<const nuphar::ProductCall*>(call);
-  product->run(product->state, x, x_dims, static_cast<int>(rank), y, scratch);
+void nuphar_jit_product_f32(const void* call, const float* x, const int64_t*, int64_t, float* y, void* scratch) {
+  const auto* invocation = static_cast<const nuphar::ProductInvocation*>(call);
+  invocation->call->run(invocation->call->state, invocation->plan, x, y, scratch);
 }
 }
 

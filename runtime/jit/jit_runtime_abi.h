@@ -17,9 +17,12 @@ void nuphar_jit_tanh_f32(const float* x, float* y, int64_t n);
 void nuphar_jit_softmax_f32(const float* x, float* y, int64_t n);
 /// y[i] = log(x[i]) for i < n through the reference's vector math (the Log op kernel's).
 void nuphar_jit_log_f32(const float* x, float* y, int64_t n);
-/// y = the product of x (FusedConv, ConvTranspose, MatMul/MatMulAddBias by a constant matrix): `call` is the
-/// product kernel's nuphar::ProductCall (core/op_kernel.h: its state holds the weights packed at
-/// load), x_dims x's `rank` dims, scratch the 64-byte-aligned bytes ProductCall::prepare asked for.
+/// y = the product of x (FusedConv, ConvTranspose, MatMul/MatMulAddBias by a constant matrix): `call` is a
+/// nuphar::ProductInvocation (core/op_kernel.h): the product kernel's ProductCall (its state holds
+/// the weights packed at load) and the plan its prepare wrote for x; scratch the 64-byte-aligned
+/// bytes prepare asked for. x_dims and rank (x's dims) are unused since the plan carries what run
+/// needs of them; they stay in the signature because the generated code, cached objects included,
+/// passes them.
 void nuphar_jit_product_f32(const void* call, const float* x, const int64_t* x_dims, int64_t rank, float* y,
                             void* scratch);
 }

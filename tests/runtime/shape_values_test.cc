@@ -197,10 +197,9 @@ TEST(ShapeValues, IfBranchesAndScanBodiesFollowEveryShapeChange) {
   }
 }
 
-// A Run output that is a view of a kept value (here a 280 KB ConstantOfShape in an If branch,
-// reshaped by the branch and shared out by the If) leaves as a copy: the caller may write into
-// it, and the next Run still reads ones.
-TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
+// y = If(batch is one) then Reshape(ConstantOfShape(Shape(x)) of ones, Shape(x)) else x: the
+// then branch keeps its ones between Runs and its output is a view of them.
+onnx::ModelProto KeptViewModel() {
   onnx::GraphProto g;
   g.set_name("kept_view");
   *g.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
@@ -217,8 +216,15 @@ TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
   *else_g.add_output() = MakeValueInfo("y_else", DType::kFloat, {});
   AddIf(g, then_g, else_g);
   *g.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  return MakeModel(g, 13);
+}
+
+// A Run output that is a view of a kept value (here a 280 KB ConstantOfShape in an If branch,
+// reshaped by the branch and shared out by the If) leaves as a copy: the caller may write into
+// it, and the next Run still reads ones.
+TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
   for (const char* mode : {"reference", "jit"}) {
-    auto s = Open(MakeModel(g, 13), std::string("nuphar_execution_mode:") + mode);
+    auto s = Open(KeptViewModel(), std::string("nuphar_execution_mode:") + mode);
     ASSERT_TRUE(s);
     const Tensor x = testing::Random({1, 70000}, 3, -2.f, 2.f);
     for (int run = 0; run < 3; ++run) {
@@ -230,6 +236,49 @@ TEST(ShapeValues, OutputsNeverShareAKeptBuffer) {
       std::fill(y.data<float>(), y.data<float>() + y.size(), -5.f);  // the caller writes into its output
     }
   }
+}
+
+// Session::Run asks whether an output shares a kept buffer only for a graph whose outputs may be
+// views of kept values (GraphPlan::outputs_may_view_kept_values, counted per graph at load).
+TEST(ShapeValues, OnlyGraphsWhoseOutputsMayViewAKeptValueAreChecked) {
+  // The then branch and the main graph (through the If); not the else branch.
+  auto kept = Open(KeptViewModel(), "nuphar_execution_mode:reference");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->counter("plan_graphs_outputs_may_view_kept"), 2);
+  auto kept_jit = Open(KeptViewModel(), "nuphar_execution_mode:jit");
+  ASSERT_TRUE(kept_jit);
+  EXPECT_GE(kept_jit->counter("plan_graphs_outputs_may_view_kept"), 1);
+  // No kept values: nothing to check.
+  onnx::GraphProto plain;
+  plain.set_name("plain");
+  *plain.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
+  AddNode(plain, "Add", {"x", "x"}, {"y"});
+  *plain.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  auto p = Open(MakeModel(plain, 13), "nuphar_execution_mode:reference");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->counter("plan_nodes_shape_decided"), 0);
+  EXPECT_EQ(p->counter("plan_graphs_outputs_may_view_kept"), 0);
+  // Kept shape values that feed only Reshape's shape input: the output views x, not them.
+  onnx::GraphProto reshape;
+  reshape.set_name("reshape_by_shape");
+  *reshape.add_input() = MakeValueInfo("x", DType::kFloat, {std::string("n"), std::string("t")});
+  *reshape.add_initializer() = TensorToProto(Tensor::FromVector<int64_t>({}, {1}), "idx1");
+  *reshape.add_initializer() = TensorToProto(Ints({-1}), "minus_one");
+  *reshape.add_initializer() = TensorToProto(Ints({0}), "axes0");
+  AddNode(reshape, "Shape", {"x"}, {"s"});
+  AddNode(reshape, "Gather", {"s", "idx1"}, {"t"});
+  AddNode(reshape, "Unsqueeze", {"t", "axes0"}, {"t1"});
+  SetAttr(AddNode(reshape, "Concat", {"minus_one", "t1"}, {"target"}), "axis", int64_t{0});
+  AddNode(reshape, "Reshape", {"x", "target"}, {"y"});
+  *reshape.add_output() = MakeValueInfo("y", DType::kFloat, {});
+  auto r = Open(MakeModel(reshape, 13), "nuphar_execution_mode:reference");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->counter("plan_nodes_shape_decided"), 4);
+  EXPECT_EQ(r->counter("plan_graphs_outputs_may_view_kept"), 0);
+  const Tensor x = testing::Random({2, 3}, 5, -2.f, 2.f);
+  auto out = r->Run({{"x", x}});
+  ASSERT_TRUE(out.ok()) << out.message();
+  EXPECT_EQ((*out)[0].shape(), std::vector<int64_t>({2, 3}));
 }
 
 // A failed Run keeps nothing: the next Run with the same shapes recomputes the shape values.

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "runtime/core/product_call.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/math/gemv_f32.h"
@@ -145,6 +146,26 @@ class FusedConvKernel final : public OpKernel {
     int64_t H, W, OH, OW, KH, KW, dh, dw, pt, pb, pl, pr, PH, PW, slack;
     size_t ptr_floats, scratch_bytes;
   };
+  // ProductCall (core/product_call.h): the same checks as Compute, as values; the plan keeps the
+  // geometry and layout prepare derived, so run does not derive them again.
+  template <class K>
+  friend ProductCall nuphar::ProductCallOf(const K* k);
+  struct ProductPlan {
+    WindowGeometry g;
+    Layout l;
+    int64_t n;  // images
+  };
+  int PrepareProduct(const int64_t* x, int rank, int64_t* y, ProductPlan* plan, size_t* scratch_bytes) const {
+    if (!Geometry(x, rank, &plan->g)) return 0;
+    plan->l = LayoutFor(plan->g);
+    plan->n = x[0];
+    *scratch_bytes = plan->l.scratch_bytes;
+    return WindowOutputDims(x[0], w_shape_[0], std::span(plan->g.out.data(), static_cast<size_t>(plan->g.rank)), y);
+  }
+  void RunProduct(const ProductPlan& plan, const float* x, float* y, void* scratch) const {
+    Run(x, plan.n, plan.g, plan.l, y, scratch);
+  }
+
   Layout LayoutFor(const WindowGeometry& g) const {
     Layout l{};
     const int64_t Cg = w_shape_[1], Mg = w_shape_[0] / attrs_.group;
@@ -316,23 +337,6 @@ class FusedConvKernel final : public OpKernel {
     }
   }
 
-  // ProductCall (core/op_kernel.h): the same checks as Compute, as values.
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    if (!k->Geometry(x, rank, &g)) return 0;
-    y[0] = x[0];
-    y[1] = k->w_shape_[0];
-    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.out[static_cast<size_t>(i)];
-    *scratch_bytes = k->LayoutFor(g).scratch_bytes;
-    return rank;
-  }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
-    const auto* k = static_cast<const FusedConvKernel*>(state);
-    WindowGeometry g;
-    if (!k->Geometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
-    k->Run(x, x_dims[0], g, k->LayoutFor(g), y, scratch);
-  }
   bool Geometry(const int64_t* x, int rank, WindowGeometry* g) const {
     if (rank != static_cast<int>(w_shape_.size()) || x[1] != w_shape_[1] * attrs_.group) return false;
     const std::span<const int64_t> xs(x, static_cast<size_t>(rank)), ws(w_shape_);
@@ -375,7 +379,7 @@ class FusedConvKernel final : public OpKernel {
   PackedGemvF32 filter_bank_;        // W^T packed for GemmF32Packed (filter banks on AVX-512 only)
   ThreadPool* pool_ = nullptr;  // the session's workers (null: one thread)
   int64_t min_work_ = 0;        // nuphar_parallel_min_workloads
-  const ProductCall product_{&ProductPrepare, &ProductRun, this};
+  const ProductCall product_ = ProductCallOf(this);
 };
 
 std::vector<float> CopyFloats(const Tensor& t) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/core/product_call.h"
 #include "runtime/kernels/conv/conv.h"
 #include "runtime/kernels/math/gemm_eigen.h"
 #include "runtime/kernels/nn/nn_conv_geometry.h"
@@ -106,7 +107,7 @@ class ConvTransposeKernel final : public OpKernel {
     const int64_t M = conv_ ? packed_w_shape_[1] * attrs_.group : 0;
     if (conv_ && (!has_b || (constant_b && constant_b->dtype() == DType::kFloat && constant_b->size() == M))) {
       if (has_b) bias_ = *constant_b;
-      product_ = {&ProductPrepare, &ProductRun, this};
+      product_ = ProductCallOf(this);
     }
   }
 
@@ -226,7 +227,7 @@ class ConvTransposeKernel final : public OpKernel {
       }
   }
 
-  // ProductCall (core/op_kernel.h): Compute's checks of the packed path, as values.
+  // ProductCall (core/product_call.h): Compute's checks of the packed path, as values.
   bool ProductGeometry(const int64_t* x, int rank, WindowGeometry* g) const {
     const int64_t G = attrs_.group;
     if (rank != static_cast<int>(packed_w_shape_.size()) || x[1] != packed_w_shape_[0] || x[1] % G != 0) return false;
@@ -235,22 +236,22 @@ class ConvTransposeKernel final : public OpKernel {
     *g = *geometry;
     return true;
   }
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const ConvTransposeKernel*>(state);
+  // The plan keeps the geometry prepare derived, so run does not derive it again.
+  template <class K>
+  friend ProductCall nuphar::ProductCallOf(const K* k);
+  struct ProductPlan {
     WindowGeometry g;
-    if (!k->ProductGeometry(x, rank, &g)) return 0;
-    y[0] = x[0];
-    y[1] = k->packed_w_shape_[1] * k->attrs_.group;
-    for (int i = 0; i < g.rank; ++i) y[i + 2] = g.in[static_cast<size_t>(i)];
-    *scratch_bytes = k->PackedScratchBytes(std::span<const int64_t>(x, static_cast<size_t>(rank)), g);
-    return rank;
+    std::array<int64_t, 2> nc;  // X's N and C: all RunPacked reads of X's dims
+  };
+  int PrepareProduct(const int64_t* x, int rank, int64_t* y, ProductPlan* plan, size_t* scratch_bytes) const {
+    if (!ProductGeometry(x, rank, &plan->g)) return 0;
+    plan->nc = {x[0], x[1]};
+    *scratch_bytes = PackedScratchBytes(plan->nc, plan->g);
+    return WindowOutputDims(x[0], packed_w_shape_[1] * attrs_.group,
+                            std::span(plan->g.in.data(), static_cast<size_t>(plan->g.rank)), y);
   }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void* scratch) {
-    const auto* k = static_cast<const ConvTransposeKernel*>(state);
-    WindowGeometry g;
-    if (!k->ProductGeometry(x_dims, rank, &g)) return;  // prepare refused it: the caller never calls
-    k->RunPacked(x, std::span<const int64_t>(x_dims, static_cast<size_t>(rank)),
-                 k->bias_.defined() ? k->bias_.data<float>() : nullptr, g, y, scratch);
+  void RunProduct(const ProductPlan& plan, const float* x, float* y, void* scratch) const {
+    RunPacked(x, plan.nc, bias_.defined() ? bias_.data<float>() : nullptr, plan.g, y, scratch);
   }
 
   // Builds the forward-conv geometry whose input is Y and whose output is X.

@@ -53,6 +53,15 @@ struct WindowGeometry {
   }
 };
 
+/// A window op's output dims [n, channels, spatial...] into y (room for spatial.size() + 2);
+/// returns their count.
+inline int WindowOutputDims(int64_t n, int64_t channels, std::span<const int64_t> spatial, int64_t* y) {
+  y[0] = n;
+  y[1] = channels;
+  for (size_t i = 0; i < spatial.size(); ++i) y[i + 2] = spatial[i];
+  return static_cast<int>(spatial.size()) + 2;
+}
+
 /// Geometry of a forward window op (Conv, pooling). `kernel` is the spatial kernel extent.
 Expected<WindowGeometry> ComputeWindowGeometry(const WindowAttrs& attrs, std::span<const int64_t> in_spatial,
                                                std::span<const int64_t> kernel);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include "runtime/core/product_call.h"
 #include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/kernels/math/gemm_eigen.h"
 #include "runtime/kernels/math/gemv_f32.h"
@@ -160,21 +161,23 @@ class MatMulKernel final : public OpKernel {
     GemmMaybeSplit<float>(pool_, parallel_min_work_, rows, n_, k_, a, b, y);
     if (bias) AddBiasRows(bias, rows, n_, y);
   }
-  // ProductCall (core/op_kernel.h): A of any rank >= 1 whose last dim is K; Y is A's shape with
+  // ProductCall (core/product_call.h): A of any rank >= 1 whose last dim is K; Y is A's shape with
   // the last dim N (numpy matmul against a 2-D B).
-  static int ProductPrepare(const void* state, const int64_t* x, int rank, int64_t* y, size_t* scratch_bytes) {
-    const auto* k = static_cast<const MatMulKernel*>(state);
-    if (rank < 1 || x[rank - 1] != k->k_) return 0;
+  template <class K>
+  friend ProductCall nuphar::ProductCallOf(const K* k);
+  struct ProductPlan {
+    int64_t rows;
+  };
+  int PrepareProduct(const int64_t* x, int rank, int64_t* y, ProductPlan* plan, size_t* scratch_bytes) const {
+    if (rank < 1 || x[rank - 1] != k_) return 0;
     std::copy(x, x + rank - 1, y);
-    y[rank - 1] = k->n_;
+    y[rank - 1] = n_;
+    plan->rows = 1;
+    for (int d = 0; d + 1 < rank; ++d) plan->rows *= x[d];
     *scratch_bytes = 0;
     return rank;
   }
-  static void ProductRun(const void* state, const float* x, const int64_t* x_dims, int rank, float* y, void*) {
-    int64_t rows = 1;
-    for (int d = 0; d + 1 < rank; ++d) rows *= x_dims[d];
-    static_cast<const MatMulKernel*>(state)->RunRows(x, rows, y);
-  }
+  void RunProduct(const ProductPlan& plan, const float* x, float* y, void*) const { RunRows(x, plan.rows, y); }
   // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
   void PackedGemm(const float* a, int64_t rows, const float* b, const float* bias, float* y) const {
     std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
@@ -187,7 +190,7 @@ class MatMulKernel final : public OpKernel {
   const int64_t k_, n_;
   Tensor b_, bias_;  ///< the constant B and bias (shared buffers); empty without
   DirectCall direct_;
-  const ProductCall product_{&ProductPrepare, &ProductRun, this};
+  const ProductCall product_ = ProductCallOf(this);
   ThreadPool* const pool_;
   const int64_t parallel_min_work_;
   mutable std::once_flag pack_once_;
