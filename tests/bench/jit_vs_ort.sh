@@ -9,7 +9,8 @@
 #   - int8 Scan GRU (linear_before_reset 0 and 1) vs ORT's float GRU;
 #   - float Scan LSTM (to_scan) vs ORT's float LSTM.
 # Every engine runs ROUNDS times, interleaved; each cell is the median of the per-round medians.
-# "speedup" = ORT / ours (> 1: we are faster). Then the cold session creation of each model
+# "speedup" = ORT / ours (> 1: we are faster); round_range = the lowest and highest speedup of a single
+# round (ORT's and our median of that round), the spread behind the median. Then the cold session creation of each model
 # (perf_test's load_ms, compile_ms, jit_kernels, jit_nodes, reference_nodes, one core), with the
 # coverage of acceptance 2: jit_nodes / (jit_nodes + reference_nodes), the model nodes that generated
 # code runs among all the nodes a Run executes (folded constants are not executed).
@@ -27,6 +28,10 @@ sizes=${*:-128 256 512 1024}
 median_of_json() { /usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['median_ms'])" "$1"; }
 med() { /usr/bin/python3 -c "import statistics,sys; print('%.3f' % statistics.median(map(float, sys.argv[1:])))" "$@"; }
 ratio() { /usr/bin/python3 -c "print('%.2f' % ($1 / $2))"; }
+# min-max over the rounds of each round's ORT median / ours: how far one round strays from the median
+range_of_ratios() {
+  /usr/bin/python3 -c "import sys; o=list(map(float,sys.argv[1].split())); t=list(map(float,sys.argv[2].split())); r=[b/a for a,b in zip(o,t)]; print('%.2f-%.2f' % (min(r), max(r)))" "$1" "$2"
+}
 make() {  # make OP HIDDEN LBR OUT
   /usr/bin/python3 "$shared/peer/make_rnn_model.py" --op "$1" --input_dim 80 --hidden_dim "$2" --layers 1 \
     --seq_len 100 --batch 1 --opset 11 --seed 0 --linear_before_reset "$3" -o "$4.onnx" > /dev/null
@@ -35,7 +40,7 @@ make() {  # make OP HIDDEN LBR OUT
   [ "$1" != lstm ] || "$bin/model_quantizer" --input "$4.scan.onnx" --output "$4.int8wr.onnx" > /dev/null
 }
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); tier: ${NUPHAR_CODEGEN_TARGET:-host best}"
-printf "%-22s %10s %10s %8s\n" config ours_ms ort_ms speedup
+printf "%-22s %10s %10s %8s %12s\n" config ours_ms ort_ms speedup round_range
 for h in $sizes; do
   make lstm "$h" 0 "$work/lstm$h"
   /usr/bin/python3 "$shared/peer/make_dq_lstm.py" "$work/lstm$h.onnx" "$work/lstm$h.dq.onnx" > /dev/null
@@ -54,7 +59,8 @@ for h in $sizes; do
   done
   for key in lstm_int8 lstm_int8_wr gru_int8 gru_lbr_int8 lstm_float; do
     o=$(med ${runs[$key.ours]}) t=$(med ${runs[$key.ort]})
-    printf "%-22s %10s %10s %8s\n" "H$h $key" "$o" "$t" "$(ratio "$t" "$o")"
+    printf "%-22s %10s %10s %8s %12s\n" "H$h $key" "$o" "$t" "$(ratio "$t" "$o")" \
+      "$(range_of_ratios "${runs[$key.ours]}" "${runs[$key.ort]}")"
   done
   unset runs
 done
