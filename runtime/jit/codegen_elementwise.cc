@@ -339,10 +339,6 @@ class Emitter {
         return b_.CreateSelect(b_.CreateFCmpOLT(a, bv), bv, a);
       case OpKind::kClipAbove:  // std::min(m, hi): (hi < m) ? hi : m
         return b_.CreateSelect(b_.CreateFCmpOLT(bv, a), bv, a);
-      case OpKind::kClip: {  // std::min(std::max(x, lo), hi)
-        Value* m = b_.CreateSelect(b_.CreateFCmpOLT(a, F(op.alpha)), F(op.alpha), a);
-        return b_.CreateSelect(b_.CreateFCmpOLT(F(op.beta), m), F(op.beta), m);
-      }
       case OpKind::kIdentity: return a;
       case OpKind::kPow:  // the reference's PowOp on float: e == 2 ? x * x : powf(x, e)
         if (op.alpha == 2.0f) return b_.CreateFMul(a, a);

@@ -372,7 +372,7 @@ std::string ElementwiseIR::ToText() const {
     if (op.c >= 0) s += " if v" + std::to_string(op.c);
     s += type(op.type);
     if (op.kind == OpKind::kColumnSlice) s += " @" + std::to_string(op.offset);
-    if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid || op.kind == OpKind::kClip ||
+    if (op.kind == OpKind::kLeakyRelu || op.kind == OpKind::kHardSigmoid ||
         op.kind == OpKind::kPow || op.kind == OpKind::kConstant) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), " %a %a", op.alpha, op.beta);  // exact: the text is the identity
@@ -584,42 +584,41 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
       op.beta = AttrFloat(n, "beta", 0.5f);
     }
     if (op.kind == OpKind::kClip) {
-      op.alpha = AttrFloat(n, "min", std::numeric_limits<float>::lowest());
-      op.beta = AttrFloat(n, "max", std::numeric_limits<float>::max());
-      int bound_values[2] = {-1, -1};  // a bound that is a value of the kernel, not a constant
+      // The reference's std::min(std::max(x, lo), hi) as ClipBelow then ClipAbove. A bound is a
+      // scalar value of the kernel (computed at run time) or a Constant: the input's constant, the
+      // attribute, or lowest / max when absent (which still moves -inf and +inf, as the reference).
+      float constants[2] = {AttrFloat(n, "min", std::numeric_limits<float>::lowest()),
+                            AttrFloat(n, "max", std::numeric_limits<float>::max())};
+      int bounds[2] = {-1, -1};
       for (int i = 1; i < n.input_size() && i <= 2; ++i) {
         if (n.input(i).empty()) continue;
         if (auto c = scalar_constants.find(n.input(i)); c != scalar_constants.end()) {
-          (i == 1 ? op.alpha : op.beta) = c->second;
+          constants[i - 1] = c->second;
           continue;
         }
-        NUPHAR_ASSIGN_OR_RETURN(bound_values[i - 1], operand(n, i));
-        if (ir.TypeOf(bound_values[i - 1]) != DType::kFloat) return Diag::Node(n, "jit: Clip bounds must be float");
+        NUPHAR_ASSIGN_OR_RETURN(bounds[i - 1], operand(n, i));
+        if (ir.TypeOf(bounds[i - 1]) != DType::kFloat) return Diag::Node(n, "jit: Clip bounds must be float");
       }
-      if (bound_values[0] >= 0 || bound_values[1] >= 0) {
-        // The reference's std::min(std::max(x, lo), hi) as two ops reading the bounds as values;
-        // a constant (or absent: lowest, max) bound is a Constant operand.
-        auto bound = [&](int value, float constant) {
-          if (value >= 0) return value;
-          IrOp c = op;
-          c.kind = OpKind::kConstant;
-          c.a = c.b = -1;
-          c.alpha = constant;
-          ir.ops.push_back(c);
-          return next_id() - 1;
-        };
-        IrOp below = op;
-        below.kind = OpKind::kClipBelow;
-        below.b = bound(bound_values[0], op.alpha);
-        ir.ops.push_back(below);
-        IrOp above = op;
-        above.kind = OpKind::kClipAbove;
-        above.a = next_id() - 1;
-        above.b = bound(bound_values[1], op.beta);
-        ir.ops.push_back(above);
-        value_of[n.output(0)] = next_id() - 1;
-        continue;
+      for (int i = 0; i < 2; ++i) {
+        if (bounds[i] >= 0) continue;
+        IrOp c = op;
+        c.kind = OpKind::kConstant;
+        c.a = -1;
+        c.alpha = constants[i];
+        ir.ops.push_back(c);
+        bounds[i] = next_id() - 1;
       }
+      IrOp below = op;
+      below.kind = OpKind::kClipBelow;
+      below.b = bounds[0];
+      ir.ops.push_back(below);
+      IrOp above = op;
+      above.kind = OpKind::kClipAbove;
+      above.a = next_id() - 1;
+      above.b = bounds[1];
+      ir.ops.push_back(above);
+      value_of[n.output(0)] = next_id() - 1;
+      continue;
     }
     ir.ops.push_back(op);
     value_of[n.output(0)] = next_id() - 1;

@@ -53,7 +53,7 @@ inline bool IsStrided(Access a) { return a == Access::kStrided || a == Access::k
 enum class OpKind : uint8_t {
   kAdd, kSub, kMul, kDiv, kMax, kMin,                                  // binary
   kNeg, kAbs, kRelu, kSqrt, kReciprocal, kFloor, kCeil, kExp, kLog,   // unary
-  kLeakyRelu, kHardSigmoid, kClip, kIdentity, kPow,                   // unary with constants
+  kLeakyRelu, kHardSigmoid, kIdentity, kPow,                          // unary with constants
   kPRelu,                                                             // binary: x < 0 ? x * slope : x
   kSigmoid, kTanh,                                                    // activations (calls)
   kColumnSlice,                                                       // a sliced input at `offset`
@@ -63,7 +63,8 @@ enum class OpKind : uint8_t {
   kWhere,                                                             // c ? a : b (condition in `c`)
   kCast,                                                              // a converted to `type`
   kConstant,                                                          // the float `alpha` (no operand)
-  kClipBelow, kClipAbove,  // Clip with a bound of the kernel's values: (a < b) ? b : a, (b < a) ? b : a
+  kClipBelow, kClipAbove,  // Clip's two halves, bound in b (a value or a Constant): (a < b) ? b : a, (b < a) ? b : a
+  kClip,  // Clip: the builder lowers it to ClipBelow and ClipAbove, never in the IR
   kBatchNorm,  // BatchNormalization: the builder expands it into the reference's ops, never in the IR
 };
 
@@ -75,7 +76,7 @@ struct IrOp {
   int a = -1, b = -1;       ///< operand value ids (b only for binary ops)
   int c = -1;                ///< Where's condition
   DType type = DType::kFloat;  ///< the element type of the result
-  float alpha = 0, beta = 0; ///< LeakyRelu alpha; HardSigmoid alpha, beta; Clip lo, hi; Pow exponent
+  float alpha = 0, beta = 0; ///< LeakyRelu alpha; HardSigmoid alpha, beta; Pow exponent; Constant value
   int64_t offset = 0;        ///< ColumnSlice: first column of the slice in its input
   std::string node;          ///< the ONNX node it came from (dumps, compare-mode reports)
 };
@@ -136,7 +137,7 @@ int ElementwiseMinOpset(const std::string& op_type);
 /// Whether input `k` of `node` is a scalar the generator reads at load time when it is a constant
 /// (Clip's bounds, Pow's exponent): the partitioner copies such a constant into the body as a float
 /// initializer. Pow's exponent must be one; a Clip bound that is not is a float scalar value of the
-/// kernel (Access::kScalar), read per call (kClipBelow / kClipAbove).
+/// kernel (Access::kScalar), read per call.
 bool IsScalarConstantOperand(const onnx::NodeProto& node, int k);
 
 /// How an input of declared shape `in` is read in the iteration space of declared shape `out`, or

@@ -250,17 +250,13 @@ class Partitioner {
     for (int i = 0; i < n.input_size(); ++i) {
       const std::string& in = n.input(i);
       if (in.empty()) continue;
-      if (IsScalarConstantOperand(n, i)) {  // Clip bounds, Pow's exponent
+      // A Clip bound computed at run time is a float scalar value of the kernel (read per call).
+      const bool computed_bound = n.op_type() == "Clip" && i > 0 && !ctx_.constants(in);
+      if (computed_bound && TypeOf(in) != DType::kFloat)
+        return *why = "Clip bound '" + in + "' is not known to be float", false;
+      if (IsScalarConstantOperand(n, i) && !computed_bound) {  // Clip bounds, Pow's exponent
         const Tensor* c = ctx_.constants(in);
         const bool integer_ok = n.op_type() == "Pow";  // the reference converts it to float
-        if (!c && n.op_type() == "Clip") {  // a computed bound: a float scalar value of the kernel
-          const auto* shape = ShapeOf(in);
-          bool scalar = shape != nullptr;
-          for (size_t d = 0; scalar && d < shape->dims.size(); ++d) scalar = shape->dims[d] == 1;
-          if (TypeOf(in) != DType::kFloat || !scalar)
-            return *why = "Clip bound '" + in + "' is not known to be a float scalar", false;
-          continue;
-        }
         if (!c || c->size() != 1 ||
             !(c->dtype() == DType::kFloat || (integer_ok && (c->dtype() == DType::kInt64 || c->dtype() == DType::kInt32))))
           return *why = n.op_type() + (integer_ok ? " exponent is not a scalar float or integer constant"
@@ -281,6 +277,8 @@ class Partitioner {
       const bool read = batch_norm && i > 0 ? ClassifyChannelParam(in_shape, space, &access, &reason)  // scale, B, mean, var
                                             : ClassifyAccess(in_shape, space, &access, &reason);
       if (!read) return *why = "input '" + in + "': " + reason, false;
+      if (computed_bound && access != Access::kScalar)
+        return *why = "Clip bound '" + in + "' is not known to be a scalar", false;
     }
     return true;
   }
