@@ -110,16 +110,8 @@ class MatMulKernel final : public OpKernel {
       const T* pb = b->data<T>();
       T* py = y->data<T>();
       if constexpr (std::is_same_v<T, float>) {
-        if (b_is_constant_f32_matrix_ && s.batch_count * s.M == 1) {
-          std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(pb, s.K, s.N, s.N); });
-          GemvF32Packed(pa, packed_b_, py, false);
-          if (bias) AddBiasRows(bias, 1, s.N, py);
-          return Status::OK();
-        }
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (b_is_constant_f32_matrix_ && s.b_shared_and_a_contiguous() && PackedGemmF32Available()) {
-          PackedGemm(pa, s.batch_count * s.M, pb, bias, py);
+        if (b_is_constant_f32_matrix_ && s.b_shared_and_a_contiguous()) {  // the direct and product calls' code
+          RunRows(pa, s.batch_count * s.M, py);
           return Status::OK();
         }
       }
