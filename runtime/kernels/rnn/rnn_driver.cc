@@ -42,7 +42,6 @@ Expected<RnnAttributes> ParseRnnAttributes(const NodeInfo& node, int num_gates,
                         "; only float and double are supported");
   }
   a.r_is_constant = node.constant_input(2) != nullptr;
-  a.w_is_constant = node.constant_input(1) != nullptr;
   const DType lens_type = node.input_type(4);
   if (lens_type != DType::kUndefined && lens_type != DType::kInt32 && lens_type != DType::kInt64)
     return node.Error(std::string("sequence_lens must be int32, got ") + DTypeName(lens_type));
@@ -53,6 +52,9 @@ Expected<RnnAttributes> ParseRnnAttributes(const NodeInfo& node, int num_gates,
     if (a.hidden_size > 0 && W->dim(1) != num_gates * a.hidden_size)
       return node.Error("W has shape " + ShapeToString(W->shape()) + ", expected dim 1 = " +
                         std::to_string(num_gates) + " x hidden_size " + std::to_string(a.hidden_size));
+    if (W->dtype() == DType::kFloat && PackedGemmF32Available())
+      a.w_packed = std::make_shared<const PackedGemvF32>(
+          PackedGemvF32::FromNK(W->data<float>(), W->dim(2), W->dim(0) * W->dim(1), W->dim(2)));
   }
   return a;
 }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -45,7 +46,11 @@ struct RnnAttributes {
   float clip = 0;            ///< <= 0: no clip
   std::vector<RnnActivation> activations;  ///< num_directions x per-direction functions
   bool r_is_constant = false;  ///< R is an initializer: the driver may pack it (gemv_f32.h)
-  bool w_is_constant = false;  ///< W is an initializer: the driver may pack it for the input projection
+  /// A constant float W packed at load for the whole-sequence input projection (all directions as
+  /// one [num_directions * gates * hidden, input] B^T) where the tier has the packed GEMM (AVX-512);
+  /// else null and the projection runs Eigen. Eigen repacked W on every call: 3.6 us on Silero
+  /// v3.1's 7 x 256 x 64 projection, 5% of that model's Run.
+  std::shared_ptr<const PackedGemvF32> w_packed;
 };
 
 /// Parses direction, hidden_size, layout, clip and the activations; checks declared input types.
@@ -106,11 +111,6 @@ class RnnKernel final : public OpKernel {
   // model always run with larger batches does not store R twice.
   mutable std::once_flag pack_once_;
   mutable std::vector<PackedGemvF32> r_packed_;
-  // A constant float W packed once (all directions as one [ND * G * H, input] B^T) for the
-  // whole-sequence input projection, where the tier has the packed GEMM (AVX-512): Eigen spent
-  // 3.6 us on Silero v3.1's 7 x 256 x 64 projection (packing W every call), 5% of that model's Run.
-  mutable std::once_flag w_pack_once_;
-  mutable PackedGemvF32 w_packed_;
 };
 
 /// Run-time sizes and inputs, checked against each other (rnn_driver.cc).

@@ -80,10 +80,11 @@ Status RnnKernel<Cell>::Run(KernelContext& ctx) const {
   // constant float W on a tier that has it; Eigen otherwise).
   bool projected = false;
   if constexpr (std::is_same_v<T, float>) {
-    if (attrs_.w_is_constant && PackedGemmF32Available()) {
-      std::call_once(w_pack_once_, [&] { w_packed_ = PackedGemvF32::FromNK(p.W->data<float>(), I, ND * GH, I); });
+    // (The tier is checked again: a test may force another GEMM path after load.)
+    if (const PackedGemvF32* w = attrs_.w_packed.get();
+        w && PackedGemmF32Available() && w->K() == I && w->N() == ND * GH) {
       const int64_t blocks = (ND * GH + PackedGemvF32::kBlockCols - 1) / PackedGemvF32::kBlockCols;
-      GemmF32Packed(p.X->data<float>(), S * Bt, I, w_packed_, 0, blocks, nullptr, xw, ND * GH);
+      GemmF32Packed(p.X->data<float>(), S * Bt, I, *w, 0, blocks, nullptr, xw, ND * GH);
       projected = true;
     }
   }
