@@ -343,8 +343,8 @@ class Partitioner {
       if (!n.input(k).empty() && !ctx_.constants(n.input(k)))
         return *why = "input '" + n.input(k) + "' is not a constant (the product packs it at load)", false;
     if (n.op_type() == "MatMul") {
-      const Tensor* b = ctx_.constants(n.input(1));
-      if (n.input_size() != 2 || b->dtype() != DType::kFloat || b->rank() != 2)
+      const Tensor* b = n.input_size() == 2 ? ctx_.constants(n.input(1)) : nullptr;  // null for B ""
+      if (b == nullptr || b->dtype() != DType::kFloat || b->rank() != 2)
         return *why = "B is not a constant float matrix", false;
     }
     auto ir = BuildProductIR(n, static_cast<int64_t>(x_shape->dims.size()));
