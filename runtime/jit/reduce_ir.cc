@@ -43,6 +43,12 @@ Status ReadPoolWindow(const onnx::NodeProto& node, ReduceIR* ir) {
   if (ir->rank != 4 || kernel.size() != 2) return Diag::Node(node, "jit: a pool that is not 2-D");
   if (strides.size() != 2 || kernel[0] < 1 || kernel[1] < 1 || strides[0] < 1 || strides[1] < 1)
     return Diag::Node(node, "jit: a pool window or stride that is not positive");
+  // The generator multiplies window sides (the average's cell count) and strides by output
+  // indices in int64: sides past 2^31 overflow there (fuzz_session_create: kernel_shape
+  // [INT64_MAX, 2]). No input that large can be pooled anyway.
+  constexpr int64_t kMaxSide = int64_t{1} << 31;
+  if (kernel[0] > kMaxSide || kernel[1] > kMaxSide || strides[0] > kMaxSide || strides[1] > kMaxSide)
+    return Diag::Node(node, "jit: a pool window or stride past 2^31");
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }) ||
       (auto_pad != "NOTSET" && auto_pad != "VALID"))
     return Diag::Node(node, "jit: a padded pool");

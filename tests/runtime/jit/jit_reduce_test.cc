@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -273,6 +274,9 @@ TEST(JitReduce, RefusalsAreListedWithTheirReason) {
   testing::AttrInts(padded, "kernel_shape", {2, 2});
   testing::AttrInts(padded, "strides", {2, 2});
   testing::AttrInts(padded, "pads", {1, 1, 0, 0});
+  *g.add_output() = MakeValueInfo("wide", DType::kFloat, {std::string("w0"), std::string("w1"), std::string("w2"), std::string("w3")});
+  testing::AttrInts(AddNode(g, "AveragePool", {"image"}, {"wide"}, "huge_window"), "kernel_shape",
+                    {std::numeric_limits<int64_t>::max(), 2});  // the cell count overflowed in codegen (fuzz)
   auto& gapped = AddNode(g, "ReduceMean", {"x"}, {"a"}, "gapped");
   testing::AttrInts(gapped, "axes", {0, 2});
   AddNode(g, "ReduceSum", {"x", "axes"}, {"b"}, "input_axes");
@@ -288,6 +292,8 @@ TEST(JitReduce, RefusalsAreListedWithTheirReason) {
   EXPECT_NE(err.find("reference: 'gapped' (ReduceMean): jit: the reduced axes are not one contiguous run"), std::string::npos) << err;
   EXPECT_NE(err.find("reference: 'input_axes' (ReduceSum): jit: the axes input is not a constant"), std::string::npos) << err;
   EXPECT_NE(err.find("reference: 'padded' (MaxPool): jit: a padded pool"), std::string::npos) << err;
+  EXPECT_NE(err.find("reference: 'huge_window' (AveragePool): jit: a pool window or stride past 2^31"), std::string::npos)
+      << err;
 }
 
 }  // namespace
