@@ -244,5 +244,22 @@ TEST(JitProduct, MatMulOfTwoVariablesIsRefusedWithItsReason) {
   EXPECT_NE(notes.find("reference: 'variable_b' (MatMul): input 'b' is not a constant"), std::string::npos) << notes;
 }
 
+// B named "" (an absent input): the partitioner looked up the constant "" and dereferenced null
+// (fuzz_session_create, UBSan). Now the node is refused like any MatMul without a constant B.
+TEST(JitProduct, MatMulWithAnEmptyBNameIsRefused) {
+  onnx::GraphProto g;
+  g.set_name("mm_empty_b");
+  *g.add_input() = MakeValueInfo("a", DType::kFloat, {int64_t{3}, int64_t{4}});
+  *g.add_output() = MakeValueInfo("y", DType::kFloat, {int64_t{3}, int64_t{5}});
+  AddNode(g, "MatMul", {"a", ""}, {"y"}, "empty_b");
+  DiagnosticCapture capture;
+  auto s = Open(MakeModel(g, 13), "nuphar_dump_partition:on");
+  std::string notes;
+  for (const auto& line : capture.Texts(Severity::kNote)) notes += line + "\n";
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->counter("jit_nodes"), 0);
+  EXPECT_NE(notes.find("reference: 'empty_b' (MatMul): B is not a constant float matrix"), std::string::npos) << notes;
+}
+
 }  // namespace
 }  // namespace nuphar
