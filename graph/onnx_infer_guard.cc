@@ -36,39 +36,9 @@ const onnx::TensorShapeProto* TensorShape(onnx::InferenceContext& ctx, size_t in
 // then copies every byte (a length that is not whole elements overflows the heap, or writes through
 // null), and TopK, Range and the window ops read element 0 of whatever it returns. So libonnx sees
 // a constant input's data only when its payload is what its dims say; otherwise the input is a
-// value without data, as if it were computed. That also covers weights whose payload the caller
-// left out (Session::Create, GraphPlan's copy for rewrites): their types and shapes still infer.
-
-constexpr int64_t kMaxPayloadElements = int64_t{1} << 40;  // dims past this are a hostile file
-
-// Entries of the typed field that holds `type` (TensorProto's storage rules), per element.
-int64_t TypedEntries(const onnx::TensorProto& t, int64_t* per_element) {
-  *per_element = 1;
-  switch (t.data_type()) {
-    case onnx::TensorProto::COMPLEX64: *per_element = 2; [[fallthrough]];
-    case onnx::TensorProto::FLOAT: return t.float_data_size();
-    case onnx::TensorProto::COMPLEX128: *per_element = 2; [[fallthrough]];
-    case onnx::TensorProto::DOUBLE: return t.double_data_size();
-    case onnx::TensorProto::INT64: return t.int64_data_size();
-    case onnx::TensorProto::UINT32: case onnx::TensorProto::UINT64: return t.uint64_data_size();
-    case onnx::TensorProto::STRING: return t.string_data_size();
-    default: return t.int32_data_size();  // the 8/16/32-bit integers, bool, float16, bfloat16
-  }
-}
-
-bool PayloadMatchesDims(const onnx::TensorProto& t) {
-  int64_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || (d > 0 && count > kMaxPayloadElements / d)) return false;
-    count *= d;
-  }
-  if (t.has_raw_data()) {
-    const size_t bytes = DTypeSize(static_cast<DType>(t.data_type()));  // 0: strings, unknown types
-    return bytes != 0 && t.raw_data().size() == static_cast<size_t>(count) * bytes;
-  }
-  int64_t per_element = 1;
-  return TypedEntries(t, &per_element) == count * per_element;
-}
+// value without data, as if it were computed (PayloadMatchesDims, graph/tensor_data.h). That also
+// covers weights whose payload the caller left out (Session::Create, GraphPlan's copy for
+// rewrites): their types and shapes still infer.
 
 // The context libonnx's inference functions (and the checks below) see: the caller's, with each
 // constant input's data withheld unless PayloadMatchesDims. Data propagation functions are not

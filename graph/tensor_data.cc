@@ -54,6 +54,29 @@ int64_t NumElements(const std::vector<int64_t>& dims) {
   return n;
 }
 
+bool PayloadMatchesDims(const onnx::TensorProto& t) {
+  constexpr int64_t kMaxElements = int64_t{1} << 40;  // past any real tensor: a hostile file
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0 || (d > 0 && count > kMaxElements / d)) return false;
+    count *= d;
+  }
+  if (t.has_raw_data()) {
+    const size_t bytes = DTypeSize(static_cast<DType>(t.data_type()));  // 0: strings, unknown types
+    return bytes != 0 && t.raw_data().size() == static_cast<size_t>(count) * bytes;
+  }
+  switch (static_cast<DType>(t.data_type())) {
+    case DType::kFloat: return t.float_data_size() == count;
+    case DType::kComplex64: return t.float_data_size() == 2 * count;
+    case DType::kDouble: return t.double_data_size() == count;
+    case DType::kComplex128: return t.double_data_size() == 2 * count;
+    case DType::kInt64: return t.int64_data_size() == count;
+    case DType::kUint32: case DType::kUint64: return t.uint64_data_size() == count;
+    case DType::kString: return t.string_data_size() == count;
+    default: return t.int32_data_size() == count;  // the 8/16/32-bit integers, bool, float16, bfloat16
+  }
+}
+
 namespace {
 
 template <class Field, class Elem>

@@ -56,6 +56,12 @@ Expected<std::string> TensorBytes(const onnx::TensorProto& t);
 /// or into `*storage` when the elements had to be converted (valid while both live).
 Expected<std::string_view> TensorBytesView(const onnx::TensorProto& t, std::string* storage);
 
+/// Whether t's in-memory payload (raw_data, or the typed field TensorProto's storage rules assign
+/// its type: float_data for float and complex64, int32_data for the narrow integers, bool and the
+/// 16-bit floats, ...) holds exactly the elements its dims say. False for negative dims, element
+/// counts past 2^40, and raw_data of a type without a fixed size; external data is not judged here.
+bool PayloadMatchesDims(const onnx::TensorProto& t);
+
 /// Elements of a tensor whose data_type is exactly DTypeOf<T>.
 template <class T>
 Expected<std::vector<T>> ReadTensor(const onnx::TensorProto& t);
