@@ -141,13 +141,12 @@ class MatMulKernel final : public OpKernel {
     const float* b = b_.data<float>();
     const float* bias = add_bias_ ? bias_.data<float>() : nullptr;
     if (rows == 1) {
-      std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
-      GemvF32Packed(a, packed_b_, y, false);
+      GemvF32Packed(a, PackedB(), y, false);
       if (bias) AddBiasRows(bias, 1, n_, y);
       return;
     }
     if (PackedGemmF32Available()) {
-      PackedGemm(a, rows, b, bias, y);
+      PackedGemmMaybeSplit(pool_, parallel_min_work_, rows, a, PackedB(), bias, y);
       return;
     }
     GemmMaybeSplit<float>(pool_, parallel_min_work_, rows, n_, k_, a, b, y);
@@ -170,10 +169,11 @@ class MatMulKernel final : public OpKernel {
     return rank;
   }
   void RunProduct(const ProductPlan& plan, const float* x, float* y, void*) const { RunRows(x, plan.rows, y); }
-  // rows x the constant B (b: its data) through the packed GEMM; B is packed on first use.
-  void PackedGemm(const float* a, int64_t rows, const float* b, const float* bias, float* y) const {
-    std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b, k_, n_, n_); });
-    PackedGemmMaybeSplit(pool_, parallel_min_work_, rows, a, packed_b_, bias, y);
+  // The constant B packed, on first use: a kernel that never runs (in an If branch not taken)
+  // keeps no second copy of its weights.
+  const PackedGemvF32& PackedB() const {
+    std::call_once(pack_once_, [&] { packed_b_ = PackedGemvF32::FromKN(b_.data<float>(), k_, n_, n_); });
+    return packed_b_;
   }
   static size_t NoScratch(const void*, int64_t) { return 0; }
 
