@@ -84,6 +84,17 @@ size_t DynQuantMatMulScratchBytes(DynQuantScheme scheme, int64_t M, int64_t K, i
                              RoundUp(M * N * 4, 64));
 }
 
+DynQuantRowScalars QuantizeActivationRow(DynQuantScheme scheme, const float* x, int64_t K, const DynQuantConstants& c,
+                                         void* q, std::optional<IsaTier> tier) {
+  const RowStats s = GetDynQuantRowFns(tier).quantize(scheme, x, K, c, q);
+  DynQuantRowScalars r;
+  r.scale = s.scale;
+  r.bias = s.bias;
+  r.scale_qsum = s.scale * static_cast<float>(s.qsum);  // as DequantizeRow*: once per row
+  r.bias_k = s.bias * c.k_as_float;
+  return r;
+}
+
 bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K, int64_t ldx,
                     const DynQuantWeights& w, const DynQuantConstants& c, void* scratch, float* Y,
                     int64_t ldy, const float* add, int64_t ld_add, const NgemmTiles& tiles) {

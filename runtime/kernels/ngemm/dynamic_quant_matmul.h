@@ -76,4 +76,19 @@ bool DynQuantMatMul(DynQuantScheme scheme, const float* X, int64_t M, int64_t K,
                     void* scratch, float* Y, int64_t ldy, const float* add = nullptr,
                     int64_t ld_add = 0, const NgemmTiles& tiles = {});
 
+/// The activation side of DynQuantMatMul alone, for a kernel that runs its own product on the
+/// quantized row (the fused LSTM cell, runtime/kernels/quant/fused_dq_lstm_cell.cc): quantizes
+/// x[0, K) into `q` (uint8 for asymm8, int16 for symm16) exactly as DynQuantMatMul does and
+/// returns the row's scalars of the dequantization (spec R3 order):
+///   y = ((base*bias_k + base*scale_qsum) + (step*bias)*rowsum) + (step*scale)*float(Q_Y)
+struct DynQuantRowScalars {
+  float scale = 0.0f;       ///< scale_X
+  float bias = 0.0f;        ///< bias_X (row min; 0 for symm16)
+  float scale_qsum = 0.0f;  ///< scale_X * float(ReduceSum(Q_X))
+  float bias_k = 0.0f;      ///< bias_X * k_as_float
+};
+DynQuantRowScalars QuantizeActivationRow(DynQuantScheme scheme, const float* x, int64_t K,
+                                         const DynQuantConstants& constants, void* q,
+                                         std::optional<IsaTier> tier = std::nullopt);
+
 }  // namespace nuphar::ngemm
