@@ -26,6 +26,7 @@
 #include "runtime/core/settings.h"
 #include "runtime/fusion/conv_activation_fusion.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/fusion/lstm_cell_fusion.h"
 #include "runtime/fusion/matmul_bias_fusion.h"
 #include "runtime/jit/jit.h"
 #include "runtime/jit/load_cache.h"
@@ -299,6 +300,7 @@ Status Session::Init(const onnx::ModelProto& model_in, const std::string& origin
   // "reference" executes the model's nodes exactly as written: no fusion, no generated code.
   if (!settings_->Is("nuphar_execution_mode", "reference")) {
     model_->rewrites.push_back(CreateDynQuantMatMulFusion());
+    model_->rewrites.push_back(CreateDynQuantLstmCellFusion());
     model_->rewrites.push_back(CreateConvActivationFusion());
     model_->rewrites.push_back(CreateMatMulAddBiasFusion());
     model_->rewrites.push_back(jit::CreateJitPartitionPass());

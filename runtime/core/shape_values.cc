@@ -58,7 +58,7 @@ const std::vector<ParamOp>& ParamOps() {
 
 // The runtime's fused ops whose shapes follow from their inputs' shapes (runtime/fusion/).
 bool IsShapeFromShapesFusedOp(const std::string& op) {
-  return op == "FusedConv" || op == "MatMulAddBias" || op == "DynQuantMatMul";
+  return op == "FusedConv" || op == "MatMulAddBias" || op == "DynQuantMatMul" || op == "DynQuantLstmCell";
 }
 
 // The inputs whose contents set the output shape, or nullopt when the op is not in the table.

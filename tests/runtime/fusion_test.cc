@@ -28,6 +28,7 @@ struct Fixture {
   const char* file;
   int expected_patterns;  // MatMulIntegers the quantizer emitted (per Scan body, both directions)
   int expected_adds;      // of them followed by an absorbable Add (bias, or the step's input projection)
+  int expected_cells;     // of them fused further with their LSTM gates (runtime/fusion/lstm_cell_fusion.h)
 };
 
 // Runs the fusion pass on `g` and on every subgraph below it, as GraphPlan::Compile does, with
@@ -94,7 +95,8 @@ TEST_P(FusionTest, FusedOnEveryTierEqualsReferenceBitForBit) {
     opts.settings = std::string("nuphar_codegen_target:") + IsaTierName(tier);
     auto fused = Session::Create(path, opts);
     ASSERT_TRUE(fused.ok()) << fused.message();
-    EXPECT_EQ((*fused)->fused_pattern_count(), GetParam().expected_patterns);
+    EXPECT_EQ((*fused)->fused_pattern_count(), GetParam().expected_patterns + GetParam().expected_cells);
+    EXPECT_EQ((*fused)->counter("fused_lstm_cells"), GetParam().expected_cells);
     auto got = (*fused)->Run({{input_name, x}});
     ASSERT_TRUE(got.ok()) << got.message();
     ASSERT_EQ(got->size(), want->size());
@@ -112,7 +114,7 @@ TEST_P(FusionTest, FusedEqualsUnfusedBitForBit) {
   ASSERT_TRUE(fused.ok()) << fused.message();
   auto reference = Session::Create(path, ref_opts);
   ASSERT_TRUE(reference.ok()) << reference.message();
-  EXPECT_EQ((*fused)->fused_pattern_count(), GetParam().expected_patterns);
+  EXPECT_EQ((*fused)->fused_pattern_count(), GetParam().expected_patterns + GetParam().expected_cells);
   EXPECT_EQ((*reference)->fused_pattern_count(), 0);
   onnx::ModelProto model;
   ASSERT_TRUE(LoadModel(path, &model).ok());
@@ -140,8 +142,8 @@ TEST_P(FusionTest, FusedEqualsUnfusedBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(QuantizerFixtures, FusionTest,
-                         ::testing::Values(Fixture{"only_for_scan.onnx", 4, 4}, Fixture{"all.onnx", 8, 8},
-                                           Fixture{"symm16_all.onnx", 8, 8}),
+                         ::testing::Values(Fixture{"only_for_scan.onnx", 4, 4, 4}, Fixture{"all.onnx", 8, 8, 4},
+                                           Fixture{"symm16_all.onnx", 8, 8, 0}),
                          [](const auto& info) {
                            std::string n = info.param.file;
                            return n.substr(0, n.find('.'));

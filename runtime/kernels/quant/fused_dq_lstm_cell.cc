@@ -1,0 +1,183 @@
+// Kernel of the fused int8 LSTM cell (runtime/fusion/lstm_cell_fusion.h):
+//   h, c = DynQuantLstmCell(X, Wq, step, base, rowsum, add, c_prev)
+// One row on the avx512vnni tier with int8 weights and H a multiple of 32 runs the fused step
+// (dq_lstm_cell.h), which packs Wq its own way at load. Any other call runs DynQuantMatMul into
+// scratch, then the gate math row by row with the session's vector math. Both give the floats of
+// the unfused nodes. This file is built with -ffp-contract=off (runtime/CMakeLists.txt): c's Mul
+// and Add round separately, as the nodes do.
+#include <cstring>
+
+#include "runtime/fusion/lstm_cell_fusion.h"
+#include "runtime/kernels/kernel.h"
+#include "runtime/kernels/math/vector_math.h"
+#include "runtime/kernels/ngemm/dynamic_quant_matmul.h"
+#include "runtime/kernels/quant/dq_lstm_cell.h"
+#include "runtime/kernels/quant/dq_matmul_state.h"
+#include "runtime/platform/cpu_features.h"
+
+namespace nuphar {
+namespace {
+
+constexpr size_t RoundUp64(size_t n) { return (n + 63) / 64 * 64; }
+
+class DynQuantLstmCellKernel final : public OpKernel {
+ public:
+  static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<DynQuantLstmCellKernel>(new DynQuantLstmCellKernel());
+    DynQuantMatMulState& d = k->dq_;
+    NUPHAR_RETURN_IF_ERROR(d.Init(node));
+    if (d.scheme != ngemm::DynQuantScheme::kAsymm8) return node.Error("only the asymm8 scheme has a fused LSTM cell");
+    if (d.n % 4 != 0) return node.Error("Wq has " + std::to_string(d.n) + " columns, not 4H");
+    k->h_ = d.n / 4;
+    const std::vector<int64_t> gates = node.GetInts("gates");
+    bool seen[4] = {};
+    for (int64_t p : gates)
+      if (p >= 0 && p < 4) seen[p] = true;
+    if (gates.size() != 4 || !(seen[0] && seen[1] && seen[2] && seen[3]))
+      return node.Error("attribute gates must list the four Split parts of gates i, o, f, c");
+    for (int r = 0; r < 4; ++r) k->gate_parts_[r] = static_cast<int>(gates[static_cast<size_t>(r)]);
+    // The fused step: its tier (the session's nuphar_codegen_target, else the process's), int8
+    // weights and whole chunks of units.
+    const IsaTier tier = d.tiles.tier.value_or(ActiveIsaTier());
+    const Tensor* w = node.constant_input(1);
+    if (tier == IsaTier::kAvx512Vnni && HostCpu().Supports(IsaTier::kAvx512Vnni) && w->dtype() == DType::kInt8 &&
+        k->h_ % quant::kLstmChunkUnits == 0) {
+      k->step_packed_ = Tensor(DType::kUint8, {static_cast<int64_t>(quant::LstmCellPackedBytes(d.k, k->h_))});
+      quant::PackLstmCellWeights(w->data<int8_t>(), d.k, k->h_, k->gate_parts_,
+                                 static_cast<uint8_t*>(k->step_packed_.raw()));
+      k->has_step_ = true;
+    }
+    return std::unique_ptr<OpKernel>(std::move(k));
+  }
+
+  Status Compute(KernelContext& ctx) const override {
+    const DynQuantMatMulState& d = dq_;
+    const Tensor* x = ctx.input(0);
+    if (!x || x->dtype() != DType::kFloat || x->rank() < 1 || x->shape().back() != d.k)
+      return Diag::Msg("input must be float [..., " + std::to_string(d.k) + "], got " +
+                       (x ? ShapeToString(x->shape()) : std::string("nothing")));
+    const int64_t rows = d.k == 0 ? 0 : x->size() / d.k;
+    const Tensor* c_prev = ctx.input(6);
+    if (!c_prev || c_prev->dtype() != DType::kFloat || c_prev->rank() < 1 || c_prev->shape().back() != h_ ||
+        c_prev->size() != rows * h_)
+      return Diag::Msg("the previous cell state must be float with " + std::to_string(rows) + " rows of " +
+                       std::to_string(h_) + ", got " + (c_prev ? ShapeToString(c_prev->shape()) : std::string("nothing")) +
+                       " (the model's declared shapes are wrong)");
+    const float* add = nullptr;
+    int64_t ld_add = 0;
+    if (d.has_add) {
+      const Tensor* b = ctx.input(5);
+      if (!b || b->dtype() != DType::kFloat) return Diag::Msg("the absorbed Add's operand must be a float tensor");
+      std::vector<int64_t> y_shape = x->shape();
+      y_shape.back() = d.n;
+      NUPHAR_ASSIGN_OR_RETURN(ld_add, AddOperandStride(b->shape(), d.n, &y_shape));
+      if (y_shape.size() != x->shape().size())
+        return Diag::Msg("the absorbed Add's operand " + ShapeToString(b->shape()) + " has more dims than h");
+      add = b->data<float>();
+    }
+    const std::vector<int64_t> shape = c_prev->shape();
+    float* h = ctx.Output(0, DType::kFloat, shape)->data<float>();
+    float* c = ctx.Output(1, DType::kFloat, shape)->data<float>();
+    Run(x->data<float>(), rows, add, ld_add, c_prev->data<float>(), h, c, ctx.Scratch(ScratchBytes(rows)));
+    return Status::OK();
+  }
+  const char* profile_path() const override { return "fused_ngemm"; }
+  const DirectCall* direct_call() const override { return &direct_; }
+
+ private:
+  DynQuantLstmCellKernel() { direct_ = {&CallDirect, this, &DirectScratchBytes}; }
+
+  static void CallDirect(const void* state, const float* const* inputs, const int64_t* input_sizes,
+                         float* const* outputs, int64_t rows, void* scratch) {
+    const auto* k = static_cast<const DynQuantLstmCellKernel*>(state);
+    const float* add = k->dq_.has_add ? inputs[5] : nullptr;
+    const int64_t ld_add = add == nullptr || input_sizes[5] == k->dq_.n ? 0 : k->dq_.n;
+    k->Run(inputs[0], rows, add, ld_add, inputs[6], outputs[0], outputs[1], scratch);
+  }
+  static size_t DirectScratchBytes(const void* state, int64_t rows) {
+    return static_cast<const DynQuantLstmCellKernel*>(state)->ScratchBytes(rows);
+  }
+
+  // The fused step: the one row quantized, then LstmCellStepAvx512Vnni. The vector math must be
+  // the AVX2 or AVX-512 build: the step's Sigmoid and Tanh are theirs (the portable build rounds
+  // differently).
+  bool UsesStep(int64_t rows) const {
+    if (!has_step_ || rows != 1) return false;
+    const VectorMath* vm = &GetVectorMath();
+    return vm == &VectorMathAvx512() || vm == &VectorMathAvx2();
+  }
+
+  // Scratch: the step's quantized row, or the product Y, DynQuantMatMul's scratch and five gate rows.
+  size_t ScratchBytes(int64_t rows) const {
+    const DynQuantMatMulState& d = dq_;
+    const size_t step = RoundUp64(static_cast<size_t>((d.k + 3) / 4 * 4));
+    const size_t y = RoundUp64(static_cast<size_t>(rows * d.n) * sizeof(float));
+    const size_t gates = RoundUp64(static_cast<size_t>(5 * h_) * sizeof(float));
+    return std::max(step, y + ngemm::DynQuantMatMulScratchBytes(d.scheme, rows, d.k, d.n) + gates);
+  }
+
+  void Run(const float* x, int64_t rows, const float* add, int64_t ld_add, const float* c_prev, float* h, float* c,
+           void* scratch) const {
+    const DynQuantMatMulState& d = dq_;
+    if (UsesStep(rows)) {
+      auto* q = static_cast<uint8_t*>(scratch);
+      const int64_t k_padded = (d.k + 3) / 4 * 4;
+      std::memset(q + d.k, 0, static_cast<size_t>(k_padded - d.k));
+      quant::LstmCellStep s;
+      s.packed = static_cast<const uint8_t*>(step_packed_.raw());
+      s.K = d.k;
+      s.H = h_;
+      std::memcpy(s.gate_parts, gate_parts_, sizeof(gate_parts_));
+      s.row = ngemm::QuantizeActivationRow(d.scheme, x, d.k, d.constants, q, d.tiles.tier);
+      s.q = q;
+      s.step = d.weights.step;
+      s.base = d.weights.base;
+      s.rowsum = d.weights.qparam_rowsum;
+      s.add = add;
+      s.c_prev = c_prev;
+      s.c = c;
+      s.h = h;
+      quant::LstmCellStepAvx512Vnni(s);
+      return;
+    }
+    auto* y = static_cast<float*>(scratch);
+    auto* dq_scratch = static_cast<uint8_t*>(scratch) + RoundUp64(static_cast<size_t>(rows * d.n) * sizeof(float));
+    auto* gate_rows = reinterpret_cast<float*>(dq_scratch + ngemm::DynQuantMatMulScratchBytes(d.scheme, rows, d.k, d.n));
+    ngemm::DynQuantMatMul(d.scheme, x, rows, d.k, d.k, d.weights, d.constants, dq_scratch, y, d.n, add, ld_add, d.tiles);
+    const VectorMath& vm = GetVectorMath();
+    const int64_t H = h_;
+    float *i = gate_rows, *o = i + H, *f = o + H, *g = f + H, *tc = g + H;
+    for (int64_t m = 0; m < rows; ++m) {
+      const float* ym = y + m * d.n;
+      vm.sigmoid_f32(ym + gate_parts_[0] * H, i, H);
+      vm.sigmoid_f32(ym + gate_parts_[2] * H, f, H);
+      vm.tanh_f32(ym + gate_parts_[3] * H, g, H);
+      const float* cp = c_prev + m * H;
+      float* cm = c + m * H;
+      for (int64_t u = 0; u < H; ++u) {
+        const float fc = f[u] * cp[u];
+        const float ig = i[u] * g[u];
+        cm[u] = fc + ig;
+      }
+      vm.sigmoid_f32(ym + gate_parts_[1] * H, o, H);
+      vm.tanh_f32(cm, tc, H);
+      float* hm = h + m * H;
+      for (int64_t u = 0; u < H; ++u) hm[u] = o[u] * tc[u];
+    }
+  }
+
+  DirectCall direct_;
+  DynQuantMatMulState dq_;
+  int64_t h_ = 0;
+  int gate_parts_[4] = {0, 1, 2, 3};  ///< Split part of gate i, o, f, c
+  bool has_step_ = false;
+  Tensor step_packed_;  ///< Wq in the fused step's layout (has_step_)
+};
+
+}  // namespace
+
+void RegisterDynQuantLstmCellKernel(KernelRegistry& r) {
+  r.Add(kFusedDomain, kDynQuantLstmCellOp, DynQuantLstmCellKernel::Create);
+}
+
+}  // namespace nuphar

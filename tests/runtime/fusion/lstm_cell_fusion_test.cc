@@ -1,0 +1,241 @@
+// The int8 LSTM cell fusion (runtime/fusion/lstm_cell_fusion.h): every cell of a to_scan +
+// model_quantizer --only_for_scan LSTM is fused, and the fused kernel equals the unfused
+// reference execution bit for bit on every ISA tier of this CPU: the fused step (one row, H a
+// multiple of 32, avx512vnni) and the row-by-row path (other H, batches, other tiers). Then the
+// pattern itself: operand orders that float arithmetic cannot tell apart are fused, other cells
+// are refused with their reason.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <functional>
+#include <random>
+#include <unordered_map>
+
+#include "benchmark/rnn_model_gen.h"
+#include "editor/editor.h"
+#include "quantizer/quantizer.h"
+#include "runtime/core/tensor_proto.h"
+#include "runtime/fusion/dynamic_quant_matmul_fusion.h"
+#include "runtime/fusion/lstm_cell_fusion.h"
+#include "runtime/platform/cpu_features.h"
+#include "runtime/session.h"
+
+namespace nuphar {
+namespace {
+
+struct CellCase {
+  int64_t hidden;
+  bool bidirectional;
+  int64_t layers;
+  std::string batch;  // "1" or a symbol
+  int64_t run_batch;
+};
+
+std::string Name(const CellCase& c) {
+  return "h" + std::to_string(c.hidden) + (c.bidirectional ? "_bi" : "_uni") + "_l" + std::to_string(c.layers) +
+         "_batch" + std::to_string(c.run_batch);
+}
+
+constexpr int64_t kInputDim = 24;
+
+onnx::ModelProto MakeInt8LstmModel(const CellCase& c) {
+  bench::RnnModelSpec spec;
+  spec.op = "lstm";
+  spec.input_dim = kInputDim;
+  spec.hidden_dim = c.hidden;
+  spec.layers = c.layers;
+  spec.bidirectional = c.bidirectional;
+  spec.seq_len = "seq";
+  spec.batch = c.batch;
+  spec.seed = static_cast<uint32_t>(c.hidden);
+  auto model = bench::MakeRnnModel(spec);
+  EXPECT_TRUE(model.ok()) << model.message();
+  editor::EditorOptions eo;
+  eo.log = [](const std::string&) {};
+  Status s = editor::RunEditor("to_scan", &*model, eo);
+  EXPECT_TRUE(s.ok()) << s.message();
+  quant::QuantizeOptions qo;
+  qo.only_for_scan = true;
+  auto r = quant::Quantize(&*model, qo);
+  EXPECT_TRUE(r.ok()) << r.message();
+  return *model;
+}
+
+Tensor RandomInput(int64_t seq, int64_t batch, float scale, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(static_cast<size_t>(seq * batch * kInputDim));
+  for (auto& x : v) x = dist(rng);
+  return Tensor::FromVector<float>({seq, batch, kInputDim}, v);
+}
+
+class LstmCellFusionTest : public ::testing::TestWithParam<CellCase> {};
+
+TEST_P(LstmCellFusionTest, EveryCellIsFusedAndEqualsReferenceOnEveryTier) {
+  const CellCase& c = GetParam();
+  const onnx::ModelProto model = MakeInt8LstmModel(c);
+  SessionOptions ref_opts;
+  ref_opts.settings = "nuphar_execution_mode:reference";
+  auto ref = Session::CreateFromModel(model, ref_opts);
+  ASSERT_TRUE(ref.ok()) << ref.message();
+  const int64_t cells = c.layers * (c.bidirectional ? 2 : 1);
+  for (int t = 0; t < kIsaTierCount; ++t) {
+    const IsaTier tier = static_cast<IsaTier>(t);
+    if (!HostCpu().Supports(tier)) {
+      std::printf("[ INFO ] this CPU lacks the %s tier: not run\n", IsaTierName(tier));
+      continue;
+    }
+    SCOPED_TRACE(IsaTierName(tier));
+    SessionOptions opts;
+    opts.settings = std::string("nuphar_codegen_target:") + IsaTierName(tier);
+    auto fused = Session::CreateFromModel(model, opts);
+    ASSERT_TRUE(fused.ok()) << fused.message();
+    EXPECT_EQ((*fused)->counter("fused_lstm_cells"), cells);
+    EXPECT_EQ((*fused)->counter("jit_scan_loops"), cells) << "the fused cell is a step of the generated loop";
+    for (int64_t seq : {1, 5}) {
+      // Scale 40 drives the gates into saturation (Exp's clamps, Tanh's large branch); 1 keeps
+      // many near zero (Tanh's small branch).
+      for (float scale : {1.0f, 40.0f}) {
+        SCOPED_TRACE("seq " + std::to_string(seq) + ", input scale " + std::to_string(scale));
+        NamedTensors feeds = {{"input", RandomInput(seq, c.run_batch, scale, static_cast<uint32_t>(seq + t))}};
+        auto a = (*ref)->Run(feeds);
+        auto b = (*fused)->Run(feeds);
+        ASSERT_TRUE(a.ok()) << a.message();
+        ASSERT_TRUE(b.ok()) << b.message();
+        ASSERT_EQ(a->size(), b->size());
+        for (size_t o = 0; o < a->size(); ++o) {
+          ASSERT_EQ((*a)[o].shape(), (*b)[o].shape());
+          EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
+        }
+      }
+    }
+  }
+}
+
+// H 32, 96 and 128 with one row take the fused step on avx512vnni (1, 3 and 4 chunks); H 40 and
+// batches run row by row.
+INSTANTIATE_TEST_SUITE_P(Int8Lstm, LstmCellFusionTest,
+                         ::testing::Values(CellCase{32, false, 1, "1", 1}, CellCase{96, true, 2, "1", 1},
+                                           CellCase{128, false, 1, "1", 1}, CellCase{40, false, 1, "1", 1},
+                                           CellCase{64, true, 1, "batch", 3}),
+                         [](const ::testing::TestParamInfo<CellCase>& info) { return Name(info.param); });
+
+// The first Scan body of `model` after FuseDynamicQuantMatMul, with the constants it reads.
+struct FusedBody {
+  onnx::GraphProto body;
+  std::unordered_map<std::string, Tensor> constants;
+  ConstantLookup Lookup() {
+    return [this](const std::string& name) -> const Tensor* {
+      auto it = constants.find(name);
+      return it == constants.end() ? nullptr : &it->second;
+    };
+  }
+};
+
+FusedBody DqFusedBody(const onnx::ModelProto& model) {
+  FusedBody f;
+  for (const auto& n : model.graph().node())
+    if (n.op_type() == "Scan")
+      for (const auto& a : n.attribute())
+        if (a.name() == "body" && f.body.node_size() == 0) f.body = a.g();
+  for (const onnx::GraphProto* g : {&model.graph(), static_cast<const onnx::GraphProto*>(&f.body)})
+    for (const auto& init : g->initializer())
+      if (auto t = TensorFromProto(init)) f.constants.emplace(init.name(), std::move(*t));
+  for (const auto& n : f.body.node())  // Constant nodes of the body (the quantizer's scalars)
+    if (n.op_type() == "Constant")
+      for (const auto& a : n.attribute())
+        if (a.name() == "value")
+          if (auto t = TensorFromProto(a.t())) f.constants.emplace(n.output(0), std::move(*t));
+  EXPECT_EQ(FuseDynamicQuantMatMul(&f.body, f.Lookup()), 1);
+  return f;
+}
+
+onnx::NodeProto* ProducerOf(onnx::GraphProto& g, const std::string& value) {
+  for (auto& n : *g.mutable_node())
+    for (const auto& o : n.output())
+      if (o == value) return &n;
+  return nullptr;
+}
+
+// The Split part's activation node: part p of the body's only Split.
+onnx::NodeProto* ActivationOfPart(onnx::GraphProto& g, int part) {
+  std::string value;
+  for (const auto& n : g.node())
+    if (n.op_type() == "Split") value = n.output(part);
+  for (auto& n : *g.mutable_node())
+    if (n.input_size() == 1 && n.input(0) == value) return &n;
+  return nullptr;
+}
+
+TEST(LstmCellFusionPattern, FusesEitherOperandOrderAndNamesTheGates) {
+  const onnx::ModelProto model = MakeInt8LstmModel(CellCase{32, false, 1, "1", 1});
+  for (bool swapped : {false, true}) {
+    SCOPED_TRACE(swapped ? "Mul and Add operands swapped" : "as to_scan writes it");
+    FusedBody f = DqFusedBody(model);
+    if (swapped)
+      for (auto& n : *f.body.mutable_node())
+        if (n.op_type() == "Mul" || n.op_type() == "Add") n.mutable_input()->SwapElements(0, 1);
+    std::vector<std::string> refusals;
+    ASSERT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), &refusals), 1);
+    EXPECT_TRUE(refusals.empty()) << refusals.front();
+    const onnx::NodeProto* cell = nullptr;
+    for (const auto& n : f.body.node()) {
+      EXPECT_NE(n.op_type(), "Sigmoid") << "a gate node was left behind";
+      EXPECT_NE(n.op_type(), "Split");
+      if (n.op_type() == kDynQuantLstmCellOp) cell = &n;
+    }
+    ASSERT_NE(cell, nullptr);
+    ASSERT_EQ(cell->input_size(), 7);
+    ASSERT_EQ(cell->output_size(), 2);
+    // h and c keep the names the body's outputs read: h is state 0, c state 1 (to_scan's order).
+    EXPECT_EQ(cell->output(0), f.body.output(0).name());
+    EXPECT_EQ(cell->output(1), f.body.output(1).name());
+    EXPECT_EQ(cell->input(6), f.body.input(1).name()) << "c_prev is the body's cell state input";
+    std::vector<int64_t> gates;
+    for (const auto& a : cell->attribute())
+      if (a.name() == "gates") gates.assign(a.ints().begin(), a.ints().end());
+    EXPECT_EQ(gates, (std::vector<int64_t>{0, 1, 2, 3})) << "ONNX's gate order: i, o, f, c";
+  }
+}
+
+TEST(LstmCellFusionPattern, OtherCellsAreRefusedWithTheirReason) {
+  const onnx::ModelProto model = MakeInt8LstmModel(CellCase{32, false, 1, "1", 1});
+  struct Mutation {
+    const char* name;
+    std::function<void(onnx::GraphProto&)> apply;
+    const char* reason;
+  };
+  const std::vector<Mutation> mutations = {
+      {"a Relu cell candidate",
+       [](onnx::GraphProto& g) { ActivationOfPart(g, 3)->set_op_type("Relu"); }, "goes through Relu"},
+      {"the input gate also a body output",
+       [](onnx::GraphProto& g) {
+         *g.add_output() = g.output(0);
+         g.mutable_output(g.output_size() - 1)->set_name(ActivationOfPart(g, 0)->output(0));
+       },
+       "another consumer"},
+      {"three Tanh gates",
+       [](onnx::GraphProto& g) { ActivationOfPart(g, 1)->set_op_type("Tanh"); }, "both go through Tanh"},
+      {"h not Mul(o, Tanh(c))",
+       [](onnx::GraphProto& g) {
+         for (auto& n : *g.mutable_node())
+           if (n.op_type() == "Tanh" && ProducerOf(g, n.input(0)) && ProducerOf(g, n.input(0))->op_type() == "Add")
+             n.set_op_type("Sigmoid");
+       },
+       "h is not Mul"},
+  };
+  for (const Mutation& m : mutations) {
+    SCOPED_TRACE(m.name);
+    FusedBody f = DqFusedBody(model);
+    m.apply(f.body);
+    std::vector<std::string> refusals;
+    EXPECT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), &refusals), 0);
+    ASSERT_EQ(refusals.size(), 1u);
+    EXPECT_NE(refusals[0].find(m.reason), std::string::npos) << refusals[0];
+  }
+}
+
+}  // namespace
+}  // namespace nuphar
