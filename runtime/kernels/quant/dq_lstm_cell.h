@@ -46,6 +46,7 @@ struct LstmCellStep {
   const float* c_prev = nullptr;
   float* c = nullptr;
   float* h = nullptr;
+  bool descending = false;  ///< chunks from the last to the first (any order gives the same floats)
 };
 void LstmCellStepAvx512Vnni(const LstmCellStep& s);
 

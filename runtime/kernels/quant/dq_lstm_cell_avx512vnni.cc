@@ -4,7 +4,9 @@
 // vpdpbusd over the chunk's packed weights, 512 bytes per group of 4 k. The chunk's k loop is cut
 // in 16 parts; after each part runs one piece of chunk u-1's gate math (below), so the FP work
 // sits between weight loads in the instruction stream and overlaps the L2 stream. The last
-// chunk's gate math runs after the loop.
+// chunk's gate math runs after the loop. Chunks run in ascending or descending order
+// (LstmCellStep::descending, alternate calls: runtime/platform/alternating_sweep.h), so a matrix
+// larger than L2 starts each step on what the previous step read last.
 //
 // Numerics: the same op sequence per element as the unfused nodes: the dequantization in
 // DequantizeRow's order (spec R3), the following Add, Sigmoid and Tanh from vector_math_lanes.inc
@@ -121,17 +123,18 @@ void LstmCellStepAvx512Vnni(const LstmCellStep& s) {
   const int64_t groups = (s.K + 3) / 4, chunks = s.H / kLstmChunkUnits;
   alignas(64) int32_t sums[2][4 * kLstmChunkUnits];
   ChunkGates gates[2];
-  const uint8_t* w = s.packed;
-  for (int64_t u = 0; u < chunks; ++u) {
+  for (int64_t n = 0; n < chunks; ++n) {
+    const int64_t u = s.descending ? chunks - 1 - n : n;
+    const uint8_t* w = s.packed + u * groups * 4 * (4 * kLstmChunkUnits);
     Sums acc;
 #pragma GCC unroll 8
     for (auto& v : acc.v) v = _mm512_setzero_si512();
-    ChunkPart<0>(s, w, groups, acc, u > 0 ? &gates[(u - 1) & 1] : nullptr);
-    int32_t* out = sums[u & 1];
+    ChunkPart<0>(s, w, groups, acc, n > 0 ? &gates[(n - 1) & 1] : nullptr);
+    int32_t* out = sums[n & 1];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) _mm512_store_si512(out + 16 * j, acc.v[j]);
-    gates[u & 1].sums = out;
-    gates[u & 1].unit0 = u * kLstmChunkUnits;
+    gates[n & 1].sums = out;
+    gates[n & 1].unit0 = u * kLstmChunkUnits;
   }
   if (chunks > 0) AllGatePieces<0>(gates[(chunks - 1) & 1], s);
 }

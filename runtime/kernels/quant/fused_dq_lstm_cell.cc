@@ -13,6 +13,7 @@
 #include "runtime/kernels/ngemm/dynamic_quant_matmul.h"
 #include "runtime/kernels/quant/dq_lstm_cell.h"
 #include "runtime/kernels/quant/dq_matmul_state.h"
+#include "runtime/platform/alternating_sweep.h"
 #include "runtime/platform/cpu_features.h"
 
 namespace nuphar {
@@ -137,6 +138,7 @@ class DynQuantLstmCellKernel final : public OpKernel {
       s.c_prev = c_prev;
       s.c = c;
       s.h = h;
+      s.descending = sweep_.NextIsDescending(h_ / quant::kLstmChunkUnits);
       quant::LstmCellStepAvx512Vnni(s);
       return;
     }
@@ -172,6 +174,7 @@ class DynQuantLstmCellKernel final : public OpKernel {
   int gate_parts_[4] = {0, 1, 2, 3};  ///< Split part of gate i, o, f, c
   bool has_step_ = false;
   Tensor step_packed_;  ///< Wq in the fused step's layout (has_step_)
+  AlternatingSweep sweep_;  ///< the fused step's chunk order, call after call
 };
 
 }  // namespace
