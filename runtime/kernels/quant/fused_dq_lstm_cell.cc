@@ -26,6 +26,9 @@ class DynQuantLstmCellKernel final : public OpKernel {
   static Expected<std::unique_ptr<OpKernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DynQuantLstmCellKernel>(new DynQuantLstmCellKernel());
     DynQuantMatMulState& d = k->dq_;
+    // The fusion writes all of them; a node written by hand into a file may not.
+    if (!node.has_input(0) || !node.has_input(6) || !node.has_output(0) || !node.has_output(1))
+      return node.Error("needs inputs X and c_prev (0 and 6) and outputs h and c");
     NUPHAR_RETURN_IF_ERROR(d.Init(node));
     if (d.scheme != ngemm::DynQuantScheme::kAsymm8) return node.Error("only the asymm8 scheme has a fused LSTM cell");
     if (d.n % 4 != 0) return node.Error("Wq has " + std::to_string(d.n) + " columns, not 4H");
