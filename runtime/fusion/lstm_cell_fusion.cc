@@ -73,6 +73,7 @@ class CellMatcher {
     if (!wq || wq->rank() != 2 || wq->dim(1) % 4 != 0) return *why = "Wq is not 2-D with 4H columns", false;
     const int64_t n = wq->dim(1), h = n / 4;
     if (uses_.Count(y) != 1) return *why = "the product is also read elsewhere", false;
+    if (!Declared(dq.input(0))) return *why = "h_prev has no declared shape (the Split's axis cannot be checked)", false;
     if (!SplitsLastAxisInFour(split, dq.input(0), h)) return *why = "the Split is not four equal parts of the last axis", false;
     cell->nodes = {d, s};
 

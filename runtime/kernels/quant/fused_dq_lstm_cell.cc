@@ -61,11 +61,14 @@ class DynQuantLstmCellKernel final : public OpKernel {
       return Diag::Msg("input must be float [..., " + std::to_string(d.k) + "], got " +
                        (x ? ShapeToString(x->shape()) : std::string("nothing")));
     const int64_t rows = d.k == 0 ? 0 : x->size() / d.k;
+    // h and c have h_prev's shape with H columns; so must c_prev (the fusion proved it from the
+    // declared shapes; a model whose declared shapes were wrong gets an error, not a broadcast).
+    std::vector<int64_t> shape = x->shape();
+    shape.back() = h_;
     const Tensor* c_prev = ctx.input(6);
-    if (!c_prev || c_prev->dtype() != DType::kFloat || c_prev->rank() < 1 || c_prev->shape().back() != h_ ||
-        c_prev->size() != rows * h_)
-      return Diag::Msg("the previous cell state must be float with " + std::to_string(rows) + " rows of " +
-                       std::to_string(h_) + ", got " + (c_prev ? ShapeToString(c_prev->shape()) : std::string("nothing")) +
+    if (!c_prev || c_prev->dtype() != DType::kFloat || c_prev->shape() != shape)
+      return Diag::Msg("the previous cell state must be float " + ShapeToString(shape) + ", got " +
+                       (c_prev ? ShapeToString(c_prev->shape()) : std::string("nothing")) +
                        " (the model's declared shapes are wrong)");
     const float* add = nullptr;
     int64_t ld_add = 0;
@@ -79,7 +82,6 @@ class DynQuantLstmCellKernel final : public OpKernel {
         return Diag::Msg("the absorbed Add's operand " + ShapeToString(b->shape()) + " has more dims than h");
       add = b->data<float>();
     }
-    const std::vector<int64_t> shape = c_prev->shape();
     float* h = ctx.Output(0, DType::kFloat, shape)->data<float>();
     float* c = ctx.Output(1, DType::kFloat, shape)->data<float>();
     Run(x->data<float>(), rows, add, ld_add, c_prev->data<float>(), h, c, ctx.Scratch(ScratchBytes(rows)));
