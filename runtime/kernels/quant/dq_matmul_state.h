@@ -21,6 +21,9 @@ struct DynQuantMatMulState {
   /// Reads the scheme and constants, packs Wq (input 1) and copies step, base and rowsum; an
   /// error names what is wrong with the node.
   Status Init(const NodeInfo& node);
+  /// The Add operand's row stride in a direct call (DirectCall), from its element count: 0 for one
+  /// row of n, else n (Compute accepted the shapes before).
+  int64_t DirectAddStride(int64_t add_size) const { return add_size == n ? 0 : n; }
 
   ngemm::DynQuantScheme scheme = ngemm::DynQuantScheme::kAsymm8;
   int64_t k = 0, n = 0;

@@ -97,7 +97,7 @@ class DynQuantLstmCellKernel final : public OpKernel {
                          float* const* outputs, int64_t rows, void* scratch) {
     const auto* k = static_cast<const DynQuantLstmCellKernel*>(state);
     const float* add = k->dq_.has_add ? inputs[5] : nullptr;
-    const int64_t ld_add = add == nullptr || input_sizes[5] == k->dq_.n ? 0 : k->dq_.n;
+    const int64_t ld_add = add == nullptr ? 0 : k->dq_.DirectAddStride(input_sizes[5]);
     k->Run(inputs[0], rows, add, ld_add, inputs[6], outputs[0], outputs[1], scratch);
   }
   static size_t DirectScratchBytes(const void* state, int64_t rows) {

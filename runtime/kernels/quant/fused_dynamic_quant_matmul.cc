@@ -150,7 +150,7 @@ class DynQuantMatMulKernel final : public OpKernel {
                          float* const* outputs, int64_t rows, void* scratch) {
     const DynQuantMatMulState& d = static_cast<const DynQuantMatMulKernel*>(state)->dq_;
     const float* add = d.has_add ? inputs[5] : nullptr;
-    const int64_t ld_add = add == nullptr || input_sizes[5] == d.n ? 0 : d.n;
+    const int64_t ld_add = add == nullptr ? 0 : d.DirectAddStride(input_sizes[5]);
     ngemm::DynQuantMatMul(d.scheme, inputs[0], rows, d.k, d.k, d.weights, d.constants, scratch, outputs[0], d.n, add,
                           ld_add, d.tiles);
   }

@@ -9,12 +9,10 @@
 #include <cstring>
 #include <random>
 
-#include "benchmark/rnn_model_gen.h"
-#include "editor/editor.h"
 #include "graph/diagnostics.h"
-#include "quantizer/quantizer.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
+#include "tests/modellib/scan_rnn_model.h"
 
 namespace nuphar {
 namespace {
@@ -40,19 +38,7 @@ onnx::ModelProto MakeScanModel(const Case& c) {
   spec.bidirectional = c.bidirectional;
   spec.seq_len = "seq";
   spec.batch = c.batch;
-  auto model = bench::MakeRnnModel(spec);
-  EXPECT_TRUE(model.ok()) << model.message();
-  editor::EditorOptions eo;
-  eo.log = [](const std::string&) {};
-  Status s = editor::RunEditor("to_scan", &*model, eo);
-  EXPECT_TRUE(s.ok()) << s.message();
-  if (c.int8) {
-    quant::QuantizeOptions qo;
-    qo.only_for_scan = true;
-    auto r = quant::Quantize(&*model, qo);
-    EXPECT_TRUE(r.ok()) << r.message();
-  }
-  return *model;
+  return testing::MakeScanRnnModel(spec, c.int8);
 }
 
 Tensor RandomInput(int64_t seq, int64_t batch, int64_t dim, uint32_t seed) {
