@@ -1,7 +1,8 @@
 // Kernel of the fused int8 LSTM cell (runtime/fusion/lstm_cell_fusion.h):
 //   h, c = DynQuantLstmCell(X, Wq, step, base, rowsum, add, c_prev)
-// One row on the avx512vnni tier with int8 weights and H a multiple of 32 runs the fused step
-// (dq_lstm_cell.h), which packs Wq its own way at load. Any other call runs DynQuantMatMul into
+// One row, when the session's tier has a fused step (dq_lstm_cell.h), int8 weights and H a
+// multiple of its chunk (32 units on avx512vnni, 16 on avxvnni and avx2), runs that step, which
+// packs Wq its own way at load. Any other call runs DynQuantMatMul into
 // scratch, then the gate math row by row with the session's vector math. Both give the floats of
 // the unfused nodes. This file is built with -ffp-contract=off (runtime/CMakeLists.txt): c's Mul
 // and Add round separately, as the nodes do.
@@ -40,16 +41,18 @@ class DynQuantLstmCellKernel final : public OpKernel {
     if (gates.size() != 4 || !(seen[0] && seen[1] && seen[2] && seen[3]))
       return node.Error("attribute gates must list the four Split parts of gates i, o, f, c");
     for (int r = 0; r < 4; ++r) k->gate_parts_[r] = static_cast<int>(gates[static_cast<size_t>(r)]);
-    // The fused step: its tier (the session's nuphar_codegen_target, else the process's), int8
+    // The fused step of the session's tier (nuphar_codegen_target, else the process's), for int8
     // weights and whole chunks of units.
     const IsaTier tier = d.tiles.tier.value_or(ActiveIsaTier());
+    const bool a_within_7bit = d.constants.clip_min >= 0.0f && d.constants.clip_max <= 127.0f;
     const Tensor* w = node.constant_input(1);
-    if (tier == IsaTier::kAvx512Vnni && HostCpu().Supports(IsaTier::kAvx512Vnni) && w->dtype() == DType::kInt8 &&
-        k->h_ % quant::kLstmChunkUnits == 0) {
-      k->step_packed_ = Tensor(DType::kUint8, {static_cast<int64_t>(quant::LstmCellPackedBytes(d.k, k->h_))});
-      quant::PackLstmCellWeights(w->data<int8_t>(), d.k, k->h_, k->gate_parts_,
+    k->step_ = HostCpu().Supports(tier) ? quant::LstmCellKernelFor(tier, a_within_7bit) : nullptr;
+    if (k->step_ && (w->dtype() != DType::kInt8 || k->h_ % k->step_->chunk_units != 0)) k->step_ = nullptr;
+    if (k->step_) {
+      const int units = k->step_->chunk_units;
+      k->step_packed_ = Tensor(DType::kUint8, {static_cast<int64_t>(quant::LstmCellPackedBytes(d.k, k->h_, units))});
+      quant::PackLstmCellWeights(w->data<int8_t>(), d.k, k->h_, units, k->gate_parts_,
                                  static_cast<uint8_t*>(k->step_packed_.raw()));
-      k->has_step_ = true;
     }
     return std::unique_ptr<OpKernel>(std::move(k));
   }
@@ -104,11 +107,11 @@ class DynQuantLstmCellKernel final : public OpKernel {
     return static_cast<const DynQuantLstmCellKernel*>(state)->ScratchBytes(rows);
   }
 
-  // The fused step: the one row quantized, then LstmCellStepAvx512Vnni. The vector math must be
-  // the AVX2 or AVX-512 build: the step's Sigmoid and Tanh are theirs (the portable build rounds
+  // The fused step: the one row quantized, then the tier's step. The vector math must be the AVX2
+  // or AVX-512 build: the step's Sigmoid and Tanh are theirs (the portable build rounds
   // differently).
   bool UsesStep(int64_t rows) const {
-    if (!has_step_ || rows != 1) return false;
+    if (!step_ || rows != 1) return false;
     const VectorMath* vm = &GetVectorMath();
     return vm == &VectorMathAvx512() || vm == &VectorMathAvx2();
   }
@@ -143,8 +146,8 @@ class DynQuantLstmCellKernel final : public OpKernel {
       s.c_prev = c_prev;
       s.c = c;
       s.h = h;
-      s.descending = sweep_.NextIsDescending(h_ / quant::kLstmChunkUnits);
-      quant::LstmCellStepAvx512Vnni(s);
+      s.descending = sweep_.NextIsDescending(h_ / step_->chunk_units);
+      step_->step(s);
       return;
     }
     auto* y = static_cast<float*>(scratch);
@@ -177,8 +180,8 @@ class DynQuantLstmCellKernel final : public OpKernel {
   DynQuantMatMulState dq_;
   int64_t h_ = 0;
   int gate_parts_[4] = {0, 1, 2, 3};  ///< Split part of gate i, o, f, c
-  bool has_step_ = false;
-  Tensor step_packed_;  ///< Wq in the fused step's layout (has_step_)
+  const quant::LstmCellKernel* step_ = nullptr;  ///< the tier's fused step, if it runs here
+  Tensor step_packed_;                            ///< Wq in the fused step's layout (step_)
   AlternatingSweep sweep_;  ///< the fused step's chunk order, call after call
 };
 

@@ -1,7 +1,7 @@
 // The int8 LSTM cell fusion (runtime/fusion/lstm_cell_fusion.h): every cell of a to_scan +
 // model_quantizer --only_for_scan LSTM is fused, and the fused kernel equals the unfused
 // reference execution bit for bit on every ISA tier of this CPU: the fused step (one row, H a
-// multiple of 32, avx512vnni) and the row-by-row path (other H, batches, other tiers). Then the
+// multiple of the tier's chunk) and the row-by-row path (other H, batches, portable). Then the
 // pattern itself: operand orders that float arithmetic cannot tell apart are fused, other cells
 // are refused with their reason.
 #include <gtest/gtest.h>
@@ -101,12 +101,13 @@ TEST_P(LstmCellFusionTest, EveryCellIsFusedAndEqualsReferenceOnEveryTier) {
   }
 }
 
-// H 32, 96 and 128 with one row take the fused step on avx512vnni (1, 3 and 4 chunks); H 40 and
+// With one row, H 32, 96 and 128 take the fused step on every tier but portable (chunks of 32 units
+// on avx512vnni, 16 on avxvnni, avx512 and avx2), H 48 on the 16-unit tiers only; H 40 and
 // batches run row by row.
 INSTANTIATE_TEST_SUITE_P(Int8Lstm, LstmCellFusionTest,
                          ::testing::Values(CellCase{32, false, 1, "1", 1}, CellCase{96, true, 2, "1", 1},
-                                           CellCase{128, false, 1, "1", 1}, CellCase{40, false, 1, "1", 1},
-                                           CellCase{64, true, 1, "batch", 3}),
+                                           CellCase{128, false, 1, "1", 1}, CellCase{48, false, 1, "1", 1},
+                                           CellCase{40, false, 1, "1", 1}, CellCase{64, true, 1, "batch", 3}),
                          [](const ::testing::TestParamInfo<CellCase>& info) { return Name(info.param); });
 
 // The first Scan body of `model` after FuseDynamicQuantMatMul, with the constants it reads.
