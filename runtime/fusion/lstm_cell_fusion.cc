@@ -145,10 +145,10 @@ class CellMatcher {
     // c_prev: a computed float value of Y's leading dims and H columns (the body's state).
     if (lookup_(c_prev)) return *why = "the previous cell state is a constant", false;
     if (!SameRowsAs(c_prev, dq.input(0), h)) return *why = "the previous cell state is not declared [..., H] like h_prev", false;
-    for (const int v : cell->nodes)
+    cell->nodes.insert(cell->nodes.end(), {mul_ig, add_c, mul_fc, tanh_c, mul_h});
+    for (const int v : cell->nodes)  // (only a graph with a cycle, which the plan refuses, does this)
       for (const auto& o : g_.node(v).output())
         if (o == c_prev) return *why = "the previous cell state is computed by the pattern", false;
-    cell->nodes.insert(cell->nodes.end(), {mul_ig, add_c, mul_fc, tanh_c, mul_h});
     cell->c_index = add_c;
 
     onnx::NodeProto& f = cell->fused;
