@@ -13,10 +13,11 @@
 // roundings (Sigmoid and Tanh by the session's vector math, Mul and Add uncontracted), so h and
 // c are bit-identical to the unfused nodes.
 // Refused (left as they are), with the reason listed: a symm16 DynQuantMatMul; a Split that is
-// not four equal parts of the last axis; a gate value with another consumer, or a graph output
-// (only h and c may be read elsewhere); any other op between the Split and h, c (clip, peepholes,
-// other activations, coupled input-forget gates); a c_prev that is a constant, or whose declared
-// shape is not Y's with H columns.
+// not four equal parts of the last axis of h_prev's declared rank (the kernel checks the rank at
+// run time); a gate value with another consumer, or a graph output (only h and c may be read
+// elsewhere); any other op between the Split and h, c (clip, peepholes, other activations,
+// coupled input-forget gates); a c_prev that is a constant, or whose declared shape is not
+// h_prev's with H columns; a value of the pattern defined by two nodes (the plan's error).
 #include "runtime/fusion/lstm_cell_fusion.h"
 
 #include <onnx/onnx_pb.h>
@@ -41,10 +42,14 @@ bool IsOnnx(const onnx::NodeProto& n, const char* op) {
 
 class CellMatcher {
  public:
-  CellMatcher(const onnx::GraphProto& g, const ConstantLookup& lookup) : g_(g), lookup_(lookup), uses_(g) {
-    for (int i = 0; i < g.node_size(); ++i)
+  CellMatcher(const onnx::GraphProto& g, const ConstantLookup& lookup, int onnx_opset)
+      : g_(g), lookup_(lookup), uses_(g), opset_(onnx_opset) {
+    for (int i = 0; i < g.node_size(); ++i) {
       for (const auto& in : g.node(i).input())
         if (!in.empty()) consumers_[in].push_back(i);
+      for (const auto& out : g.node(i).output())
+        if (!out.empty() && ++definitions_[out] == 1) producer_[out] = i;
+    }
     for (const auto* list : {&g.input(), &g.value_info(), &g.output()})
       for (const auto& v : *list)
         if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
@@ -68,6 +73,7 @@ class CellMatcher {
       return false;
     const int s = split_at->front();
     const onnx::NodeProto& split = g_.node(s);
+    if (split.input_size() < 1 || split.input(0) != y) return *why = "the product is not the Split's data input", false;
     if (AttrStr(dq, "scheme") != "asymm8") return *why = "not the asymm8 scheme", false;
     const Tensor* wq = lookup_(dq.input(1));
     if (!wq || wq->rank() != 2 || wq->dim(1) % 4 != 0) return *why = "Wq is not 2-D with 4H columns", false;
@@ -75,6 +81,7 @@ class CellMatcher {
     if (uses_.Count(y) != 1) return *why = "the product is also read elsewhere", false;
     if (!Declared(dq.input(0))) return *why = "h_prev has no declared shape (the Split's axis cannot be checked)", false;
     if (!SplitsLastAxisInFour(split, dq.input(0), h)) return *why = "the Split is not four equal parts of the last axis", false;
+    const int64_t rank = Declared(dq.input(0))->shape().dim_size();
     cell->nodes = {d, s};
 
     // Each part feeds exactly one Sigmoid or Tanh, read by nothing else.
@@ -146,9 +153,13 @@ class CellMatcher {
     if (lookup_(c_prev)) return *why = "the previous cell state is a constant", false;
     if (!SameRowsAs(c_prev, dq.input(0), h)) return *why = "the previous cell state is not declared [..., H] like h_prev", false;
     cell->nodes.insert(cell->nodes.end(), {mul_ig, add_c, mul_fc, tanh_c, mul_h});
-    for (const int v : cell->nodes)  // (only a graph with a cycle, which the plan refuses, does this)
-      for (const auto& o : g_.node(v).output())
+    for (const int v : cell->nodes)
+      for (const auto& o : g_.node(v).output()) {
+        // (only a graph with a cycle, which the plan refuses, does this)
         if (o == c_prev) return *why = "the previous cell state is computed by the pattern", false;
+        // A value defined twice is the plan's error to report; deleting one definition would hide it.
+        if (!o.empty() && definitions_.at(o) > 1) return *why = "'" + o + "' is defined more than once", false;
+      }
     cell->c_index = add_c;
 
     onnx::NodeProto& f = cell->fused;
@@ -159,7 +170,12 @@ class CellMatcher {
     f.add_input(c_prev);
     f.add_output(g_.node(mul_h).output(0));
     f.add_output(c);
-    *f.mutable_attribute() = dq.attribute();
+    for (const auto& a : dq.attribute())  // the product's own; a stray `gates` or `rank` is not copied
+      if (a.name() != "gates" && a.name() != "rank") *f.add_attribute() = a;
+    onnx::AttributeProto* rank_attr = f.add_attribute();
+    rank_attr->set_name("rank");
+    rank_attr->set_type(onnx::AttributeProto::INT);
+    rank_attr->set_i(rank);
     onnx::AttributeProto* gates = f.add_attribute();
     gates->set_name("gates");
     gates->set_type(onnx::AttributeProto::INTS);
@@ -191,35 +207,35 @@ class CellMatcher {
     return c->size() == 1 && uses_.Count(v) == 1 ? c->front() : -1;
   }
   int ProducerOf(const std::string& v) const {
-    if (v.empty()) return -1;
-    for (int i = 0; i < g_.node_size(); ++i)
-      for (const auto& o : g_.node(i).output())
-        if (o == v) return i;
-    return -1;
+    auto it = producer_.find(v);
+    return it == producer_.end() ? -1 : it->second;
   }
   const onnx::TypeProto_Tensor* Declared(const std::string& name) const {
     auto it = declared_.find(name);
     return it == declared_.end() ? nullptr : it->second;
   }
-  // Split of the last axis of X's rank into four parts of h (attribute, input or equal split).
+  // Split of the last axis of X's declared rank into four parts of h, the sizes read as the Split
+  // kernel reads them (runtime/kernels/tensor/tensor_concat_split.cc): the attribute before opset
+  // 13 (input 1 at opset 1 without it), input 1 from 13, equal parts when neither is given;
+  // Split-18's num_outputs must be 4 and alone.
   bool SplitsLastAxisInFour(const onnx::NodeProto& split, const std::string& x, int64_t h) const {
     const onnx::TypeProto_Tensor* tx = Declared(x);
     if (!tx) return false;
     const int64_t rank = tx->shape().dim_size();
     const int64_t axis = AttrInt(split, "axis", 0);
     if (rank < 1 || (axis != -1 && axis != rank - 1)) return false;
+    const bool has_input = split.input_size() > 1 && !split.input(1).empty();
+    if (FindAttr(split, "num_outputs") && (opset_ < 18 || has_input || AttrInt(split, "num_outputs", 0) != 4)) return false;
+    const bool from_input = opset_ >= 13 || (opset_ == 1 && !FindAttr(split, "split"));
     std::vector<int64_t> sizes;
-    if (split.input_size() > 1 && !split.input(1).empty()) {
+    if (from_input && has_input) {
       const Tensor* t = lookup_(split.input(1));
-      if (!t) return false;
-      auto v = t->ToInt64Vector();
-      if (!v) return false;
-      sizes = *v;
-    } else if (auto a = AttrInts(split, "split")) {
-      sizes = *a;
-    } else {
-      sizes.assign(4, h);  // equal parts
+      if (!t || t->dtype() != DType::kInt64) return false;
+      sizes.assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
+    } else if (!from_input) {
+      sizes = AttrInts(split, "split").value_or(std::vector<int64_t>{});
     }
+    if (sizes.empty()) sizes.assign(4, h);  // equal parts
     return sizes.size() == 4 && std::all_of(sizes.begin(), sizes.end(), [h](int64_t s) { return s == h; });
   }
   // `v` is declared float with x's rank, x's dims but the last (equal value or equal name), and h
@@ -245,16 +261,20 @@ class CellMatcher {
   const onnx::GraphProto& g_;
   const ConstantLookup& lookup_;
   const UseCounts uses_;
+  const int opset_;  ///< the graph's ONNX opset (Split's forms)
   std::unordered_map<std::string, std::vector<int>> consumers_;
+  std::unordered_map<std::string, int> producer_;     ///< value -> its first defining node
+  std::unordered_map<std::string, int> definitions_;  ///< value -> how many nodes define it
   std::unordered_map<std::string, const onnx::TypeProto_Tensor*> declared_;
 };
 
 }  // namespace
 
-int FuseDynQuantLstmCell(onnx::GraphProto* graph, const ConstantLookup& lookup, std::vector<std::string>* refusals) {
+int FuseDynQuantLstmCell(onnx::GraphProto* graph, const ConstantLookup& lookup, int onnx_opset,
+                         std::vector<std::string>* refusals) {
   std::vector<CellMatcher::Cell> cells;
   {
-    CellMatcher m(*graph, lookup);
+    CellMatcher m(*graph, lookup, onnx_opset);
     std::set<int> taken;
     for (int i = 0; i < graph->node_size(); ++i) {
       const onnx::NodeProto& n = graph->node(i);
@@ -281,7 +301,10 @@ int FuseDynQuantLstmCell(onnx::GraphProto* graph, const ConstantLookup& lookup, 
     for (int k : cell.nodes)
       if (k != cell.c_index) removed.insert(k);
   }
-  for (auto it = removed.rbegin(); it != removed.rend(); ++it) graph->mutable_node()->DeleteSubrange(*it, 1);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph->node_size(); ++i)
+    if (!removed.count(i)) kept.Add()->Swap(graph->mutable_node(i));
+  graph->mutable_node()->Swap(&kept);
   return static_cast<int>(cells.size());
 }
 
@@ -300,7 +323,7 @@ class DynQuantLstmCellFusion final : public RuntimeGraphPass {
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {
     std::vector<std::string> refusals;
-    const int fused = FuseDynQuantLstmCell(graph, ctx.constants, &refusals);
+    const int fused = FuseDynQuantLstmCell(graph, ctx.constants, ctx.model.OpsetFor(""), &refusals);
     ctx.model.fused_patterns += fused;
     ctx.model.AddCounter("fused_lstm_cells", fused);
     if (ctx.model.settings && ctx.model.settings->Has("nuphar_dump_partition"))

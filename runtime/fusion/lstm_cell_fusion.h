@@ -20,13 +20,16 @@ namespace nuphar {
 /// Op of the fused node (domain kFusedDomain; never written to a model file):
 ///   h, c = DynQuantLstmCell(X, Wq, step, base, rowsum, add, c_prev)
 /// inputs 0-5 and the attributes are those of the DynQuantMatMul node it absorbs (add may be ""),
-/// plus attribute `gates` = the Split parts of the input, output, forget and cell gates.
+/// plus attribute `gates` = the Split parts of the input, output, forget and cell gates, and `rank`
+/// = h_prev's declared rank (the Split was of its last axis; the kernel requires that rank).
 inline constexpr const char* kDynQuantLstmCellOp = "DynQuantLstmCell";
 
 /// Rewrites every match in `graph` (this level only; bodies are rewritten when compiled). A
 /// DynQuantMatMul whose result is split in four but is not an LSTM cell the kernel computes gets
-/// one line in `refusals` ("<node>: <reason>"). Returns the number of cells fused.
-int FuseDynQuantLstmCell(onnx::GraphProto* graph, const ConstantLookup& lookup, std::vector<std::string>* refusals);
+/// one line in `refusals` ("<node>: <reason>"). `onnx_opset`: the graph's ONNX opset (which form of
+/// Split's sizes counts). Returns the number of cells fused.
+int FuseDynQuantLstmCell(onnx::GraphProto* graph, const ConstantLookup& lookup, int onnx_opset,
+                         std::vector<std::string>* refusals);
 
 /// The pass as a session rewrite, after CreateDynQuantMatMulFusion; it counts its cells into
 /// ModelContext::fused_patterns and the counter "fused_lstm_cells", and prints its refusals with nuphar_dump_partition.

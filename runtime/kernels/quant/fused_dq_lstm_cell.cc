@@ -41,6 +41,8 @@ class DynQuantLstmCellKernel final : public OpKernel {
     if (gates.size() != 4 || !(seen[0] && seen[1] && seen[2] && seen[3]))
       return node.Error("attribute gates must list the four Split parts of gates i, o, f, c");
     for (int r = 0; r < 4; ++r) k->gate_parts_[r] = static_cast<int>(gates[static_cast<size_t>(r)]);
+    k->rank_ = node.GetInt("rank", 0);
+    if (k->rank_ < 1) return node.Error("attribute rank (h_prev's rank, at least 1) is missing");
     // The fused step of the session's tier (nuphar_codegen_target, else the process's), for int8
     // weights and whole chunks of units.
     const IsaTier tier = d.tiles.tier.value_or(ActiveIsaTier());
@@ -60,9 +62,12 @@ class DynQuantLstmCellKernel final : public OpKernel {
   Status Compute(KernelContext& ctx) const override {
     const DynQuantMatMulState& d = dq_;
     const Tensor* x = ctx.input(0);
-    if (!x || x->dtype() != DType::kFloat || x->rank() < 1 || x->shape().back() != d.k)
-      return Diag::Msg("input must be float [..., " + std::to_string(d.k) + "], got " +
-                       (x ? ShapeToString(x->shape()) : std::string("nothing")));
+    // The fused Split was of the last axis of a rank-`rank_` h_prev: another rank would split
+    // another axis in the unfused graph.
+    if (!x || x->dtype() != DType::kFloat || x->rank() != rank_ || x->shape().back() != d.k)
+      return Diag::Msg("input must be float of rank " + std::to_string(rank_) + " ending in " + std::to_string(d.k) +
+                       ", got " + (x ? ShapeToString(x->shape()) : std::string("nothing")) +
+                       " (the model's declared shapes are wrong)");
     const int64_t rows = d.k == 0 ? 0 : x->size() / d.k;
     // h and c have h_prev's shape with H columns; so must c_prev (the fusion proved it from the
     // declared shapes; a model whose declared shapes were wrong gets an error, not a broadcast).
@@ -87,7 +92,8 @@ class DynQuantLstmCellKernel final : public OpKernel {
     }
     float* h = ctx.Output(0, DType::kFloat, shape)->data<float>();
     float* c = ctx.Output(1, DType::kFloat, shape)->data<float>();
-    Run(x->data<float>(), rows, add, ld_add, c_prev->data<float>(), h, c, ctx.Scratch(ScratchBytes(rows)));
+    if (!Run(x->data<float>(), rows, add, ld_add, c_prev->data<float>(), h, c, ctx.Scratch(ScratchBytes(rows))))
+      return Diag::Msg("the fused kernel rejected its arguments");
     return Status::OK();
   }
   const char* profile_path() const override { return "fused_ngemm"; }
@@ -125,7 +131,9 @@ class DynQuantLstmCellKernel final : public OpKernel {
     return std::max(step, y + ngemm::DynQuantMatMulScratchBytes(d.scheme, rows, d.k, d.n) + gates);
   }
 
-  void Run(const float* x, int64_t rows, const float* add, int64_t ld_add, const float* c_prev, float* h, float* c,
+  // False (nothing written) when DynQuantMatMul rejects its arguments; a direct call has the
+  // shapes Compute accepted.
+  bool Run(const float* x, int64_t rows, const float* add, int64_t ld_add, const float* c_prev, float* h, float* c,
            void* scratch) const {
     const DynQuantMatMulState& d = dq_;
     if (UsesStep(rows)) {
@@ -148,12 +156,14 @@ class DynQuantLstmCellKernel final : public OpKernel {
       s.h = h;
       s.descending = sweep_.NextIsDescending(h_ / step_->chunk_units);
       step_->step(s);
-      return;
+      return true;
     }
     auto* y = static_cast<float*>(scratch);
     auto* dq_scratch = static_cast<uint8_t*>(scratch) + RoundUp64(static_cast<size_t>(rows * d.n) * sizeof(float));
     auto* gate_rows = reinterpret_cast<float*>(dq_scratch + ngemm::DynQuantMatMulScratchBytes(d.scheme, rows, d.k, d.n));
-    ngemm::DynQuantMatMul(d.scheme, x, rows, d.k, d.k, d.weights, d.constants, dq_scratch, y, d.n, add, ld_add, d.tiles);
+    if (!ngemm::DynQuantMatMul(d.scheme, x, rows, d.k, d.k, d.weights, d.constants, dq_scratch, y, d.n, add, ld_add,
+                               d.tiles))
+      return false;
     const VectorMath& vm = GetVectorMath();
     const int64_t H = h_;
     float *i = gate_rows, *o = i + H, *f = o + H, *g = f + H, *tc = g + H;
@@ -174,11 +184,13 @@ class DynQuantLstmCellKernel final : public OpKernel {
       float* hm = h + m * H;
       for (int64_t u = 0; u < H; ++u) hm[u] = o[u] * tc[u];
     }
+    return true;
   }
 
   DirectCall direct_;
   DynQuantMatMulState dq_;
   int64_t h_ = 0;
+  int64_t rank_ = 0;  ///< h_prev's rank (attribute rank)
   int gate_parts_[4] = {0, 1, 2, 3};  ///< Split part of gate i, o, f, c
   const quant::LstmCellKernel* step_ = nullptr;  ///< the tier's fused step, if it runs here
   Tensor step_packed_;                            ///< Wq in the fused step's layout (step_)

@@ -113,6 +113,7 @@ INSTANTIATE_TEST_SUITE_P(Int8Lstm, LstmCellFusionTest,
 // The first Scan body of `model` after FuseDynamicQuantMatMul, with the constants it reads.
 struct FusedBody {
   onnx::GraphProto body;
+  int opset = 0;  ///< the model's ONNX opset
   std::unordered_map<std::string, Tensor> constants;
   ConstantLookup Lookup() {
     return [this](const std::string& name) -> const Tensor* {
@@ -124,6 +125,8 @@ struct FusedBody {
 
 FusedBody DqFusedBody(const onnx::ModelProto& model) {
   FusedBody f;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") f.opset = static_cast<int>(o.version());
   for (const auto& n : model.graph().node())
     if (n.op_type() == "Scan")
       for (const auto& a : n.attribute())
@@ -147,6 +150,12 @@ onnx::NodeProto* ProducerOf(onnx::GraphProto& g, const std::string& value) {
   return nullptr;
 }
 
+onnx::NodeProto* SplitNode(onnx::GraphProto& g) {
+  for (auto& n : *g.mutable_node())
+    if (n.op_type() == "Split") return &n;
+  return nullptr;
+}
+
 // The Split part's activation node: part p of the body's only Split.
 onnx::NodeProto* ActivationOfPart(onnx::GraphProto& g, int part) {
   std::string value;
@@ -165,8 +174,16 @@ TEST(LstmCellFusionPattern, FusesEitherOperandOrderAndNamesTheGates) {
     if (swapped)
       for (auto& n : *f.body.mutable_node())
         if (n.op_type() == "Mul" || n.op_type() == "Add") n.mutable_input()->SwapElements(0, 1);
+    // A stray `gates` on the product (a hand-written node) must not override the fusion's.
+    for (auto& n : *f.body.mutable_node())
+      if (n.op_type() == kDynQuantMatMulOp) {
+        onnx::AttributeProto* stray = n.add_attribute();
+        stray->set_name("gates");
+        stray->set_type(onnx::AttributeProto::INTS);
+        for (int p : {3, 2, 1, 0}) stray->add_ints(p);
+      }
     std::vector<std::string> refusals;
-    ASSERT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), &refusals), 1);
+    ASSERT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), f.opset, &refusals), 1);
     EXPECT_TRUE(refusals.empty()) << refusals.front();
     const onnx::NodeProto* cell = nullptr;
     for (const auto& n : f.body.node()) {
@@ -182,8 +199,10 @@ TEST(LstmCellFusionPattern, FusesEitherOperandOrderAndNamesTheGates) {
     EXPECT_EQ(cell->output(1), f.body.output(1).name());
     EXPECT_EQ(cell->input(6), f.body.input(1).name()) << "c_prev is the body's cell state input";
     std::vector<int64_t> gates;
+    int gates_attributes = 0;
     for (const auto& a : cell->attribute())
-      if (a.name() == "gates") gates.assign(a.ints().begin(), a.ints().end());
+      if (a.name() == "gates") gates.assign(a.ints().begin(), a.ints().end()), ++gates_attributes;
+    EXPECT_EQ(gates_attributes, 1);
     EXPECT_EQ(gates, (std::vector<int64_t>{0, 1, 2, 3})) << "ONNX's gate order: i, o, f, c";
   }
 }
@@ -194,6 +213,7 @@ TEST(LstmCellFusionPattern, OtherCellsAreRefusedWithTheirReason) {
     const char* name;
     std::function<void(onnx::GraphProto&)> apply;
     const char* reason;
+    std::vector<int64_t> split_input = {};  ///< a constant input 1 of the Split, when not empty
   };
   const std::vector<Mutation> mutations = {
       {"a Relu cell candidate",
@@ -213,13 +233,45 @@ TEST(LstmCellFusionPattern, OtherCellsAreRefusedWithTheirReason) {
              n.set_op_type("Sigmoid");
        },
        "h is not Mul"},
+      // Cases a review built from hostile models, each of which the unfused graph computes
+      // differently or refuses:
+      {"the Split's data input another value (the product as its third input)",
+       [](onnx::GraphProto& g) {
+         onnx::NodeProto* split = SplitNode(g);
+         const std::string y = split->input(0);
+         split->clear_input();
+         split->add_input(g.input(1).name());
+         split->add_input("");
+         split->add_input(y);
+       },
+       "not the Split's data input"},
+      {"opset-11 sizes in the attribute unequal, an equal input 1 ignored by Split",
+       [](onnx::GraphProto& g) {
+         onnx::NodeProto* split = SplitNode(g);
+         for (auto& a : *split->mutable_attribute())
+           if (a.name() == "split") a.set_ints(3, 2 * a.ints(3)), a.set_ints(2, 0);
+       },
+       "not four equal parts", {32, 32, 32, 32}},
+      {"a gate value defined twice (the plan's error)",
+       [](onnx::GraphProto& g) {
+         onnx::NodeProto* copy = g.add_node();
+         copy->set_op_type("Identity");
+         copy->add_input(g.input(1).name());
+         copy->add_output(ActivationOfPart(g, 0)->output(0));
+       },
+       "defined more than once"},
   };
   for (const Mutation& m : mutations) {
     SCOPED_TRACE(m.name);
     FusedBody f = DqFusedBody(model);
     m.apply(f.body);
+    if (!m.split_input.empty()) {
+      f.constants.emplace("equal_sizes", Tensor::FromVector<int64_t>({4}, m.split_input));
+      SplitNode(f.body)->add_input("equal_sizes");
+    }
+    ASSERT_LT(f.opset, 13) << "the attribute form of Split's sizes needs an opset below 13";
     std::vector<std::string> refusals;
-    EXPECT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), &refusals), 0);
+    EXPECT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), f.opset, &refusals), 0);
     ASSERT_EQ(refusals.size(), 1u);
     EXPECT_NE(refusals[0].find(m.reason), std::string::npos) << refusals[0];
   }
