@@ -318,7 +318,8 @@ class DynQuantLstmCellFusion final : public RuntimeGraphPass {
   bool MayApply(const onnx::GraphProto& graph) const override {
     const auto& nodes = graph.node();
     return std::any_of(nodes.begin(), nodes.end(), [](const onnx::NodeProto& n) {
-      return (n.domain() == kFusedDomain && n.op_type() == kDynQuantMatMulOp) || IsOnnx(n, "MatMulInteger");
+      return (n.domain() == kFusedDomain && n.op_type() == kDynQuantMatMulOp) || n.op_type() == "MatMulInteger" ||
+             n.op_type() == "MatMulInteger16";
     });
   }
   Expected<int> RewriteGraph(onnx::GraphProto* graph, const GraphRewriteContext& ctx) override {

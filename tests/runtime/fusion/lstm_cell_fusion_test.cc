@@ -12,6 +12,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "graph/model_io.h"
 #include "runtime/core/tensor_proto.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
 #include "runtime/fusion/lstm_cell_fusion.h"
@@ -275,6 +276,17 @@ TEST(LstmCellFusionPattern, OtherCellsAreRefusedWithTheirReason) {
     ASSERT_EQ(refusals.size(), 1u);
     EXPECT_NE(refusals[0].find(m.reason), std::string::npos) << refusals[0];
   }
+}
+
+// The quantizer's symm16 scheme (MatMulInteger16) has no fused cell: its cells are listed, not fused.
+TEST(LstmCellFusionPattern, Symm16CellsAreRefused) {
+  onnx::ModelProto model;
+  ASSERT_TRUE(LoadModel(std::string(NUPHAR_SHARED_DIR) + "/fixtures/quantizer/symm16_all.onnx", &model).ok());
+  FusedBody f = DqFusedBody(model);
+  std::vector<std::string> refusals;
+  EXPECT_EQ(FuseDynQuantLstmCell(&f.body, f.Lookup(), f.opset, &refusals), 0);
+  ASSERT_EQ(refusals.size(), 1u);
+  EXPECT_NE(refusals[0].find("not the asymm8 scheme"), std::string::npos) << refusals[0];
 }
 
 }  // namespace
