@@ -338,4 +338,16 @@ void CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptio
   }
 }
 
+bool SameLeadingDims(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b) {
+  if (a.dim_size() != b.dim_size()) return false;
+  for (int i = 0; i + 1 < a.dim_size(); ++i) {
+    const auto& p = a.dim(i);
+    const auto& q = b.dim(i);
+    const bool same_value = p.has_dim_value() && q.has_dim_value() && p.dim_value() == q.dim_value();
+    const bool same_param = p.has_dim_param() && q.has_dim_param() && !p.dim_param().empty() && p.dim_param() == q.dim_param();
+    if (!same_value && !same_param) return false;
+  }
+  return true;
+}
+
 }  // namespace nuphar

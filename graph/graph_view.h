@@ -147,4 +147,9 @@ onnx::GraphProto CopyWithoutWeights(const onnx::GraphProto& graph, const WeightF
 void CopyWithoutWeights(const onnx::GraphProto& graph, const WeightFreeCopyOptions& options, onnx::GraphProto* copy,
                         std::vector<std::pair<std::string, const onnx::TensorProto*>>* stripped = nullptr);
 
+/// Whether two declared shapes have the same rank and every dim but the last provably equal:
+/// equal dim_value, or equal non-empty dim_param (the fusions' test that an operand needs no
+/// broadcast against another value's rows).
+bool SameLeadingDims(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b);
+
 }  // namespace nuphar

@@ -8,6 +8,7 @@ class GraphProto;
 class ModelProto;
 class NodeProto;
 class TensorProto;
+class TensorShapeProto;
 class TypeProto;
 class ValueInfoProto;
 }  // namespace onnx

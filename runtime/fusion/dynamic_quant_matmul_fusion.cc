@@ -375,16 +375,7 @@ class AddAbsorber {
   // Same rank and every dim but the last provably equal: then B and Y have one shape (Y's last
   // dim is N by construction, B's was checked by the caller).
   static bool SameLeadingDims(const onnx::TypeProto_Tensor& b, const onnx::TypeProto_Tensor* other) {
-    if (!other || other->shape().dim_size() != b.shape().dim_size()) return false;
-    for (int i = 0; i + 1 < b.shape().dim_size(); ++i) {
-      const auto& p = b.shape().dim(i);
-      const auto& q = other->shape().dim(i);
-      const bool same_value = p.has_dim_value() && q.has_dim_value() && p.dim_value() == q.dim_value();
-      const bool same_param = p.has_dim_param() && q.has_dim_param() && !p.dim_param().empty() &&
-                              p.dim_param() == q.dim_param();
-      if (!same_value && !same_param) return false;
-    }
-    return true;
+    return other && nuphar::SameLeadingDims(b.shape(), other->shape());
   }
 
   const onnx::GraphProto& graph_;

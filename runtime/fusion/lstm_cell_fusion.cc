@@ -23,12 +23,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "graph/diagnostics.h"
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
+#include "graph/split_sizes.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/fusion/dynamic_quant_matmul_fusion.h"
@@ -68,7 +70,7 @@ class CellMatcher {
     const onnx::NodeProto& dq = g_.node(d);
     const std::string& y = dq.output(0);
     const std::vector<int>* split_at = ConsumersOf(y);
-    if (!split_at || split_at->size() != 1 || !IsOnnx(g_.node(split_at->front()), "Split") ||
+    if (split_at->size() != 1 || !IsOnnx(g_.node(split_at->front()), "Split") ||
         g_.node(split_at->front()).output_size() != 4)
       return false;
     const int s = split_at->front();
@@ -148,7 +150,6 @@ class CellMatcher {
     if (tanh_c < 0) return *why = "h is not Mul(Sigmoid gate, Tanh(c))", false;
     for (int p : {part_i, part_f, part_o})
       if (SoleConsumer(act[p]) < 0) return *why = "a Sigmoid gate has another consumer", false;
-    if (SoleConsumer(g_.node(mul_ig).output(0)) < 0) return *why = "i * g has another consumer", false;
     // c_prev: a computed float value of Y's leading dims and H columns (the body's state).
     if (lookup_(c_prev)) return *why = "the previous cell state is a constant", false;
     if (!SameRowsAs(c_prev, dq.input(0), h)) return *why = "the previous cell state is not declared [..., H] like h_prev", false;
@@ -214,48 +215,28 @@ class CellMatcher {
     auto it = declared_.find(name);
     return it == declared_.end() ? nullptr : it->second;
   }
-  // Split of the last axis of X's declared rank into four parts of h, the sizes read as the Split
-  // kernel reads them (runtime/kernels/tensor/tensor_concat_split.cc): the attribute before opset
-  // 13 (input 1 at opset 1 without it), input 1 from 13, equal parts when neither is given;
-  // Split-18's num_outputs must be 4 and alone.
+  // Split of the last axis of X's declared rank into four parts of h, its sizes read as the Split
+  // kernel reads them (graph/split_sizes.h).
   bool SplitsLastAxisInFour(const onnx::NodeProto& split, const std::string& x, int64_t h) const {
     const onnx::TypeProto_Tensor* tx = Declared(x);
     if (!tx) return false;
-    const int64_t rank = tx->shape().dim_size();
-    const int64_t axis = AttrInt(split, "axis", 0);
-    if (rank < 1 || (axis != -1 && axis != rank - 1)) return false;
-    const bool has_input = split.input_size() > 1 && !split.input(1).empty();
-    if (FindAttr(split, "num_outputs") && (opset_ < 18 || has_input || AttrInt(split, "num_outputs", 0) != 4)) return false;
-    const bool from_input = opset_ >= 13 || (opset_ == 1 && !FindAttr(split, "split"));
-    std::vector<int64_t> sizes;
-    if (from_input && has_input) {
-      const Tensor* t = lookup_(split.input(1));
-      if (!t || t->dtype() != DType::kInt64) return false;
-      sizes.assign(t->data<int64_t>(), t->data<int64_t>() + t->size());
-    } else if (!from_input) {
-      sizes = AttrInts(split, "split").value_or(std::vector<int64_t>{});
-    }
-    if (sizes.empty()) sizes.assign(4, h);  // equal parts
-    return sizes.size() == 4 && std::all_of(sizes.begin(), sizes.end(), [h](int64_t s) { return s == h; });
+    std::optional<std::vector<int64_t>> constant_sizes;
+    if (split.input_size() > 1 && !split.input(1).empty())
+      if (const Tensor* t = lookup_(split.input(1)); t && t->dtype() == DType::kInt64)
+        constant_sizes.emplace(t->data<int64_t>(), t->data<int64_t>() + t->size());
+    const std::vector<int64_t> sizes = LastAxisSplitSizes(split, opset_, tx->shape().dim_size(), 4 * h,
+                                                          constant_sizes ? &*constant_sizes : nullptr);
+    return sizes == std::vector<int64_t>(4, h);
   }
-  // `v` is declared float with x's rank, x's dims but the last (equal value or equal name), and h
-  // columns: then Mul(f, c_prev) needs no broadcast and c_prev has the rows of h_prev.
+  // `v` is declared float with x's rank, x's dims but the last, and h columns: then Mul(f, c_prev)
+  // needs no broadcast and c_prev has the rows of h_prev.
   bool SameRowsAs(const std::string& v, const std::string& x, int64_t h) const {
     const onnx::TypeProto_Tensor* tv = Declared(v);
     const onnx::TypeProto_Tensor* tx = Declared(x);
     if (!tv || !tx || tv->elem_type() != onnx::TensorProto::FLOAT) return false;
-    const auto& dv = tv->shape().dim();
-    const auto& dx = tx->shape().dim();
-    if (dv.size() != dx.size() || dv.empty() || !dv.rbegin()->has_dim_value() || dv.rbegin()->dim_value() != h)
-      return false;
-    for (int i = 0; i + 1 < dv.size(); ++i) {
-      const auto& p = dv.Get(i);
-      const auto& q = dx.Get(i);
-      const bool same_value = p.has_dim_value() && q.has_dim_value() && p.dim_value() == q.dim_value();
-      const bool same_param = p.has_dim_param() && q.has_dim_param() && !p.dim_param().empty() && p.dim_param() == q.dim_param();
-      if (!same_value && !same_param) return false;
-    }
-    return true;
+    const auto& dims = tv->shape().dim();
+    return !dims.empty() && dims.rbegin()->has_dim_value() && dims.rbegin()->dim_value() == h &&
+           SameLeadingDims(tv->shape(), tx->shape());
   }
 
   const onnx::GraphProto& g_;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "graph/node_builder.h"
+#include "graph/split_sizes.h"
 
 namespace nuphar::jit {
 namespace {
@@ -207,29 +208,6 @@ int ElementwiseMinOpset(const std::string& op_type) {
   return info ? info->min_opset : 0;
 }
 
-std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
-                                        const std::vector<int64_t>* constant_sizes) {
-  const int64_t axis = AttrInt(split, "axis", 0);
-  std::vector<int64_t> sizes = AttrInts(split, "split").value_or(std::vector<int64_t>{});
-  if (rank < 1 || width < 0 || (axis != -1 && axis != rank - 1)) return {};
-  if (split.input_size() > 1 && !split.input(1).empty()) {
-    if (!constant_sizes) return {};
-    sizes = *constant_sizes;
-  }
-  const int64_t parts = split.output_size();
-  if (sizes.empty()) {
-    if (parts < 1 || width % parts != 0) return {};
-    sizes.assign(static_cast<size_t>(parts), width / parts);
-  }
-  int64_t total = 0;
-  for (int64_t v : sizes) {
-    if (v < 0 || v > width) return {};  // also keeps the sum from overflowing
-    total += v;
-  }
-  if (static_cast<int64_t>(sizes.size()) != parts || total != width) return {};
-  return sizes;
-}
-
 bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b) {
   if (a.dim_size() != b.dim_size()) return false;
   for (int i = 0; i < a.dim_size(); ++i)
@@ -391,7 +369,7 @@ std::string ElementwiseIR::ToText() const {
   return s;
 }
 
-Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
+Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body, int opset) {
   ElementwiseIR ir;
   if (body.output_size() == 0) return Diag::Msg("jit: a partition without outputs");
   const onnx::TensorShapeProto& space = body.output(0).type().tensor_type().shape();
@@ -472,7 +450,7 @@ Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body) {
         constant_sizes = &it->second;
       }
       const std::vector<int64_t> sizes =
-          LastAxisSplitSizes(n, r, ir.input_widths[static_cast<size_t>(src)], constant_sizes);
+          LastAxisSplitSizes(n, opset, r, ir.input_widths[static_cast<size_t>(src)], constant_sizes);
       if (sizes.empty()) return Diag::Node(n, "jit: not a split of the last axis into known sizes");
       int64_t offset = 0;
       for (int k = 0; k < n.output_size(); ++k) {

@@ -157,17 +157,13 @@ bool ClassifyChannelParam(const onnx::TensorShapeProto& param, const onnx::Tenso
 /// training_mode 0, spatial 1), with the reason in *why when not.
 bool IsInferenceBatchNorm(const onnx::NodeProto& node, int opset, std::string* why);
 
-/// Sizes of a Split along the last axis of a value of rank `rank` and static last dim `width`:
-/// from its 'split' attribute, its input 1 (`constant_sizes`, when given), or equal parts (also
-/// Split-18's num_outputs). Empty when the node does not split the last axis into known sizes.
-std::vector<int64_t> LastAxisSplitSizes(const onnx::NodeProto& split, int64_t rank, int64_t width,
-                                        const std::vector<int64_t>* constant_sizes);
 /// Whether two declared shapes are provably equal (same rank, every dim equal as above).
 bool SameDeclaredShape(const onnx::TensorShapeProto& a, const onnx::TensorShapeProto& b);
 
 /// Builds the IR of a partition body (runtime/jit/partitioner.h): elementwise nodes whose
 /// outputs all have the body's output shape, inputs classified by Access against it. Returns a
-/// Diag naming the node when a node or an input cannot be expressed.
-Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body);
+/// Diag naming the node when a node or an input cannot be expressed. `opset`: the graph's ONNX
+/// opset (which form of a Split's sizes counts, graph/split_sizes.h).
+Expected<ElementwiseIR> BuildElementwiseIR(const onnx::GraphProto& body, int opset);
 
 }  // namespace nuphar::jit

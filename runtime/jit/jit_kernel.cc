@@ -87,7 +87,7 @@ Expected<std::shared_ptr<KernelCode>> QueueCompile(const NodeInfo& node, std::un
 Expected<std::unique_ptr<OpKernel>> JitElementwiseKernel::Create(const NodeInfo& node) {
   auto k = std::unique_ptr<JitElementwiseKernel>(new JitElementwiseKernel());
   NUPHAR_ASSIGN_OR_RETURN(k->fallback_, PartitionFallback::Create(node));
-  auto ir = BuildElementwiseIR(*node.GetGraph("body"));
+  auto ir = BuildElementwiseIR(*node.GetGraph("body"), node.opset());
   if (!ir) {  // the partitioner only forms groups the builder takes; stay correct regardless
     ReportDiagnostic(Severity::kWarning, "nuphar: warning: " + node.name() + " runs on the reference executor: " + ir.message());
     node.AddCounter("jit_refused_partitions", 1);

@@ -18,6 +18,7 @@
 #include "graph/diagnostics.h"
 #include "graph/graph_view.h"
 #include "graph/node_builder.h"
+#include "graph/split_sizes.h"
 #include "runtime/core/graph_plan.h"
 #include "runtime/core/settings.h"
 #include "runtime/jit/jit.h"
@@ -205,7 +206,7 @@ class Partitioner {
       constant.assign(c->data<int64_t>(), c->data<int64_t>() + c->size());
     }
     const int64_t rank = static_cast<int64_t>(in_shape->dims.size());
-    *sizes = LastAxisSplitSizes(n, rank, in_shape->dims.back(), constant.empty() ? nullptr : &constant);
+    *sizes = LastAxisSplitSizes(n, model_.OpsetFor(""), rank, in_shape->dims.back(), constant.empty() ? nullptr : &constant);
     if (sizes->empty()) return *why = "not a split of the last axis into known sizes", false;
     for (const auto& o : n.output())
       if (o.empty() || !IsFloat(o) || !ShapeOf(o)) return *why = "an output of unknown type or shape", false;

@@ -2,6 +2,7 @@
 // contiguous in both the piece and the whole, so each is one memcpy).
 #include <algorithm>
 
+#include "graph/split_sizes.h"
 #include "runtime/kernels/tensor/tensor_common.h"
 
 namespace nuphar::tensor_kernels {
@@ -167,7 +168,7 @@ Expected<std::unique_ptr<OpKernel>> CreateSplit(const NodeInfo& node) {
       return node.Error("num_outputs is " + std::to_string(n) + " but the node has " + std::to_string(node.num_outputs()) + " outputs");
   }
   // Split-1 also accepted the sizes as input 1; from opset 13 that is the only form.
-  const bool from_input = node.opset() >= 13 || (node.opset() == 1 && !node.has_attr("split"));
+  const bool from_input = SplitSizesFromInput(node.opset(), node.has_attr("split"));
   // Sizes known at load time (for direct calls from generated loops): the attribute, a constant
   // input, or none (equal parts).
   std::vector<int64_t> sizes = from_input ? std::vector<int64_t>{} : node.GetInts("split");

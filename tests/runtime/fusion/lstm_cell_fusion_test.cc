@@ -8,7 +8,6 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <cstring>
 #include <functional>
 #include <unordered_map>
 
@@ -19,6 +18,7 @@
 #include "runtime/platform/cpu_features.h"
 #include "runtime/session.h"
 #include "tests/modellib/random_tensor.h"
+#include "tests/modellib/same_outputs.h"
 #include "tests/modellib/scan_rnn_model.h"
 
 namespace nuphar {
@@ -87,16 +87,8 @@ TEST_P(LstmCellFusionTest, EveryCellIsFusedAndEqualsReferenceOnEveryTier) {
       // keeps many near zero (Tanh's small branch).
       for (float scale : {0.5f, 20.0f}) {
         SCOPED_TRACE("seq " + std::to_string(seq) + ", input scale " + std::to_string(scale));
-        NamedTensors feeds = {{"input", RandomInput(seq, c.run_batch, scale, static_cast<uint32_t>(seq + t))}};
-        auto a = (*ref)->Run(feeds);
-        auto b = (*fused)->Run(feeds);
-        ASSERT_TRUE(a.ok()) << a.message();
-        ASSERT_TRUE(b.ok()) << b.message();
-        ASSERT_EQ(a->size(), b->size());
-        for (size_t o = 0; o < a->size(); ++o) {
-          ASSERT_EQ((*a)[o].shape(), (*b)[o].shape());
-          EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
-        }
+        testing::ExpectSameOutputs(**ref, **fused,
+                                   {{"input", RandomInput(seq, c.run_batch, scale, static_cast<uint32_t>(seq + t))}});
       }
     }
   }

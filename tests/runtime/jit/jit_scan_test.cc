@@ -12,6 +12,7 @@
 #include "graph/diagnostics.h"
 #include "runtime/session.h"
 #include "tests/modellib/model_builder.h"
+#include "tests/modellib/same_outputs.h"
 #include "tests/modellib/scan_rnn_model.h"
 
 namespace nuphar {
@@ -64,16 +65,7 @@ TEST_P(JitScanTest, WholeLoopIsGeneratedAndBitIdentical) {
   EXPECT_EQ((*jit)->counter("jit_scan_loops"), scans) << "every Scan is one generated loop";
   for (int64_t seq : {1, 2, 7}) {
     SCOPED_TRACE("seq " + std::to_string(seq));
-    NamedTensors feeds = {{"input", RandomInput(seq, c.run_batch, 24, static_cast<uint32_t>(seq))}};
-    auto a = (*ref)->Run(feeds);
-    auto b = (*jit)->Run(feeds);
-    ASSERT_TRUE(a.ok()) << a.message();
-    ASSERT_TRUE(b.ok()) << b.message();
-    ASSERT_EQ(a->size(), b->size());
-    for (size_t o = 0; o < a->size(); ++o) {
-      ASSERT_EQ((*a)[o].shape(), (*b)[o].shape());
-      EXPECT_EQ(std::memcmp((*a)[o].raw(), (*b)[o].raw(), (*a)[o].bytes()), 0) << "output " << o << " differs";
-    }
+    testing::ExpectSameOutputs(**ref, **jit, {{"input", RandomInput(seq, c.run_batch, 24, static_cast<uint32_t>(seq))}});
   }
 }
 
